@@ -1,0 +1,1 @@
+"""Where an actor acts: tasks, the Environment (action -> observation), run records, scoring."""

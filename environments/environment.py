@@ -1,0 +1,163 @@
+"""The Environment: the only way anything acts on a task (action -> observation).
+
+Agents, the replay actor and a person in the TUI all call :meth:`Environment.step`, so every
+run has the same trace format and is scored the same way. ``step`` never raises for an
+actor's mistake: unknown actions, bad arguments, refused paths and failed scripts all come
+back as error observations, and the step is still recorded.
+"""
+
+from __future__ import annotations
+
+import difflib
+import tempfile
+import time
+import traceback
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from environments.actions import ActionInputError, ActionSpec
+from environments.backups import Backups
+from environments.low_level import LOW_LEVEL_ACTIONS, ActionFailed
+from environments.observation import DEFAULT_OBSERVATION_CAP, Observation, make_observation
+from environments.paths import PathGuard, PathRefused
+from environments.runs import RunDir, Step
+from environments.task import TaskSpec
+from environments.tool_actions import tool_action
+from methods.registry import METHODS_DIR
+from sandbox import CODE_TARGET, Mount, Sandbox, SandboxError, SandboxLimits
+
+
+def code_mounts() -> list[Mount]:
+    """The host's ``methods`` package, mounted read-only so the sandbox runs the same code."""
+    return [Mount(source=METHODS_DIR, target=f"{CODE_TARGET}/methods")]
+
+
+def sandbox_limits(task: TaskSpec) -> SandboxLimits:
+    lim = task.limits
+    return SandboxLimits(timeout=lim.exec_timeout, memory_mb=lim.memory_mb, cpus=lim.cpus,
+                         pids=lim.pids, output_bytes=lim.output_bytes)
+
+
+class Environment:
+    def __init__(
+        self,
+        task: TaskSpec,
+        workspace: Path,
+        sandbox: Sandbox,
+        *,
+        run: RunDir | None = None,
+        observation_cap: int = DEFAULT_OBSERVATION_CAP,
+        extra_actions: Iterable[ActionSpec] = (),
+    ) -> None:
+        self.task = task
+        self.workspace = Path(workspace)
+        self.sandbox = sandbox
+        self.run = run
+        self.observation_cap = observation_cap
+        self.guard = PathGuard(self.workspace, task.is_read_only)
+        backups_dir = run.backups_dir if run else Path(tempfile.mkdtemp(prefix="labcoat-backups-"))
+        self.backups = Backups(backups_dir)
+        self.actions: dict[str, ActionSpec] = {}
+        for spec in [*LOW_LEVEL_ACTIONS, *(tool_action(t) for t in task.tools), *extra_actions]:
+            self.register(spec)
+        steps = run.steps() if run else []
+        self.step_count = len(steps)
+        self.last_step: Step | None = steps[-1] if steps else None
+        self.done = bool(steps and steps[-1].action == "Final Answer" and not steps[-1].error)
+
+    def register(self, spec: ActionSpec) -> None:
+        """Add an action (the agent adds its LLM-backed ones); the name must be new."""
+        if spec.name in self.actions:
+            raise ValueError(f"action {spec.name!r} is already registered")
+        self.actions[spec.name] = spec
+
+    def observe(self, text: str, **kw: Any) -> Observation:
+        """An observation capped by this environment's setting (handlers build them here)."""
+        return make_observation(text, self.observation_cap, **kw)
+
+    def lookup(self, name: str) -> ActionSpec | None:
+        """Exact name, else a case/space-insensitive match (models write 'list files')."""
+        if name in self.actions:
+            return self.actions[name]
+        key = "".join(name.lower().split())
+        for spec in self.actions.values():
+            if "".join(spec.name.lower().split()) == key:
+                return spec
+        return None
+
+    def _error(self, text: str) -> Observation:
+        return self.observe(text, error=True)
+
+    def _unknown_action(self, name: str) -> Observation:
+        close = difflib.get_close_matches(name, list(self.actions), n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        names = ", ".join(self.actions)
+        return self._error(f"Invalid action {name!r}.{hint} Valid actions are: {names}.")
+
+    def execute(self, name: str, args: Any) -> Observation:
+        """Run one action without recording it: the pure action -> observation part."""
+        if self.done:
+            return self._error("The run has ended with a Final Answer; no further actions are taken.")
+        spec = self.lookup(name)
+        if spec is None:
+            return self._unknown_action(name)
+        try:
+            parsed = spec.validate(args)
+        except ActionInputError as err:
+            return self._error(
+                f"The action input for {spec.name} is invalid: {err}\n"
+                f"Usage:\n{spec.usage()}"
+            )
+        start = time.perf_counter()
+        try:
+            obs = spec.handler(self, parsed)
+        except (PathRefused, ActionFailed) as err:
+            obs = self._error(f"{spec.name} failed: {err}")
+        except SandboxError as err:
+            obs = self._error(f"{spec.name} failed in the sandbox (infrastructure error): {err}")
+        except Exception as err:  # noqa: BLE001 - an action bug must not end the run
+            tb = traceback.format_exc(limit=3)
+            obs = self._error(f"{spec.name} failed unexpectedly: {type(err).__name__}: {err}\n{tb}")
+        if not obs.seconds:
+            obs.seconds = time.perf_counter() - start
+        if obs.done:
+            self.done = True
+        return obs
+
+    def step(
+        self,
+        action: str,
+        args: Any = None,
+        *,
+        actor: str = "agent",
+        meta: dict[str, Any] | None = None,
+    ) -> Observation:
+        """Act, then (when recording) snapshot the workspace and append the step to the trace."""
+        obs = self.execute(action, args)
+        self.step_count += 1
+        if self.run is not None:
+            spec = self.lookup(action)
+            manifest = self.run.snapshot(self.step_count)
+            previous = self.run.snapshots.load(f"{self.step_count - 1:05d}")
+            self.last_step = Step(
+                index=self.step_count,
+                actor=actor,
+                action=spec.name if spec else action,
+                args=args if isinstance(args, (dict, str)) else {},
+                observation=obs.text,
+                observation_full=obs.full_text,
+                truncated=obs.truncated,
+                error=obs.error,
+                exit_code=obs.exit_code,
+                seconds=round(obs.seconds, 4),
+                snapshot=manifest.label,
+                changed=manifest.changed_since(previous),
+                meta=meta or {},
+                data=obs.data,
+            )
+            self.run.append(self.last_step)
+            if obs.done and self.run.meta.final_answer is None and isinstance(args, dict):
+                self.run.meta.final_answer = str(args.get("final_answer", ""))
+                self.run.save_meta()
+        return obs

@@ -1,0 +1,47 @@
+"""What an actor sees after each action, and the one place observations are capped."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+DEFAULT_OBSERVATION_CAP = 10_000
+
+
+class Observation(BaseModel):
+    """The result of one action.
+
+    ``text`` is what the actor is shown (capped); ``full_text`` keeps the uncapped text for
+    the trace when the cap cut something. ``done`` is set by Final Answer.
+    """
+
+    text: str
+    full_text: str | None = None
+    truncated: bool = False
+    error: bool = False
+    exit_code: int | None = None
+    seconds: float = 0.0
+    done: bool = False
+    data: dict[str, Any] | None = Field(None, description="structured result (a tool's report)")
+
+
+def cap_text(text: str, cap: int) -> tuple[str, bool]:
+    """Keep the head and the tail of ``text`` within ``cap`` characters, saying what was cut.
+
+    The head usually holds the command and the first error; the tail holds the final metric,
+    so both survive and the middle goes.
+    """
+    if cap <= 0 or len(text) <= cap:
+        return text, False
+    head = cap * 2 // 3
+    tail = cap - head
+    cut = len(text) - head - tail
+    lines_cut = text[head : len(text) - tail].count("\n")
+    note = f"\n\n[... {cut} characters ({lines_cut} lines) cut from the middle of this observation ...]\n\n"
+    return text[:head] + note + text[-tail:], True
+
+
+def make_observation(text: str, cap: int, **kw: Any) -> Observation:
+    shown, truncated = cap_text(text, cap)
+    return Observation(text=shown, full_text=text if truncated else None, truncated=truncated, **kw)

@@ -1,0 +1,172 @@
+"""The task folder contract, loaded into a pydantic :class:`TaskSpec`.
+
+A task folder follows MLAgentBench's ``benchmarks/<task>/`` layout (``env/``,
+``scripts/research_problem.txt``, ``scripts/read_only_files.txt``, optional
+``scripts/prepare.py``, ``scripts/eval.py`` with ``get_score(submission_folder) -> float``) plus
+labcoat's optional ``task.toml`` and ``reference/``. Loading validates everything up front so a
+broken folder fails once, naming the file, instead of half-way through a run.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+DEFAULT_THRESHOLD = 0.10
+
+
+class TaskError(ValueError):
+    """A task folder that cannot be used; the message names the offending file."""
+
+
+class TaskLimits(BaseModel):
+    """Per-task resource limits, applied by the sandbox and by the runner's budgets."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    exec_timeout: float = Field(600.0, gt=0, description="seconds one Execute Script may run")
+    eval_timeout: float = Field(300.0, gt=0, description="seconds eval.py may run when scoring")
+    memory_mb: int = Field(4096, ge=64)
+    cpus: float = Field(2.0, gt=0)
+    pids: int = Field(256, ge=8)
+    output_bytes: int = Field(1_000_000, ge=1024, description="stdout+stderr kept per command")
+    max_steps: int = Field(50, ge=1)
+    max_time: float = Field(4 * 3600.0, gt=0, description="seconds of wall clock for a run")
+
+
+class HParam(BaseModel):
+    """A tunable number the no-LLM baseline agent may search over."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    file: str
+    name: str
+    values: list[float | int] = Field(default_factory=list)
+
+
+class TaskToml(BaseModel):
+    """The schema of ``task.toml``; every field has a default so the file is optional."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = None
+    kind: Literal["classic", "method"] = "classic"
+    summary: str = ""
+    metric: str = "score"
+    direction: Literal["higher", "lower"] = "higher"
+    baseline: float | None = Field(None, description="fixed baseline; else measured and stored")
+    baseline_std: float | None = None
+    success_threshold: float = Field(DEFAULT_THRESHOLD, ge=0)
+    solve: list[str] = Field(
+        default_factory=list,
+        description="scripts that turn a workspace into a submission (run to measure the "
+        "baseline and the reference; an agent must run them itself)",
+    )
+    tools: list[str] = Field(default_factory=list, description="method tools offered")
+    validation_budget: int = Field(0, ge=0, description="Validate Submission calls per run")
+    hparams: list[HParam] = Field(default_factory=list)
+    limits: TaskLimits = Field(default_factory=TaskLimits)
+
+    @field_validator("solve", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: object) -> object:
+        return [v] if isinstance(v, str) else v
+
+
+class TaskSpec(TaskToml):
+    """A loaded, validated task folder."""
+
+    name: str
+    root: Path
+    research_problem: str
+    read_only_globs: list[str]
+
+    @property
+    def env_dir(self) -> Path:
+        return self.root / "env"
+
+    @property
+    def scripts_dir(self) -> Path:
+        return self.root / "scripts"
+
+    @property
+    def reference_dir(self) -> Path:
+        return self.root / "reference"
+
+    @property
+    def eval_path(self) -> Path:
+        return self.scripts_dir / "eval.py"
+
+    @property
+    def prepare_path(self) -> Path:
+        return self.scripts_dir / "prepare.py"
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.direction == "higher"
+
+    def is_read_only(self, rel_path: str) -> bool:
+        """Whether a workspace-relative POSIX path matches a read-only glob."""
+        return any(fnmatch.fnmatchcase(rel_path, g) for g in self.read_only_globs)
+
+
+def _read_globs(path: Path) -> list[str]:
+    if not path.exists():
+        return []
+    globs = []
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("/") or ".." in Path(line).parts:
+            raise TaskError(f"{path}:{n}: glob {line!r} must be relative to the workspace")
+        if line.count("[") != line.count("]"):
+            raise TaskError(f"{path}:{n}: malformed glob {line!r} (unbalanced brackets)")
+        globs.append(line.removeprefix("./"))
+    return globs
+
+
+def load_task(root: str | Path, name: str | None = None) -> TaskSpec:
+    """Load and validate a task folder; raises :class:`TaskError` naming the broken file.
+
+    ``name`` overrides the folder name (a prepared copy keeps its suite name).
+    """
+    root = Path(root).resolve()
+    if not root.is_dir():
+        raise TaskError(f"{root}: not a task folder (no such directory)")
+    toml_path = root / "task.toml"
+    data: dict = {}
+    if toml_path.exists():
+        try:
+            data = tomllib.loads(toml_path.read_text())
+        except tomllib.TOMLDecodeError as err:
+            raise TaskError(f"{toml_path}: invalid TOML: {err}") from err
+    try:
+        toml = TaskToml.model_validate(data)
+    except ValidationError as err:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors()
+        )
+        raise TaskError(f"{toml_path}: {problems}") from err
+    scripts = root / "scripts"
+    for required in (root / "env", scripts / "eval.py"):
+        if not required.exists():
+            raise TaskError(f"{required}: missing (every task needs env/ and scripts/eval.py)")
+    problem_path = scripts / "research_problem.txt"
+    if not problem_path.exists():
+        raise TaskError(f"{problem_path}: missing (the actor needs a research problem)")
+    spec = TaskSpec(
+        **toml.model_dump(exclude={"name"}),
+        name=toml.name or name or root.name,
+        root=root,
+        research_problem=problem_path.read_text().strip(),
+        read_only_globs=_read_globs(scripts / "read_only_files.txt"),
+    )
+    for script in spec.solve:
+        if not (spec.env_dir / script).exists():
+            raise TaskError(f"{toml_path}: solve script {script!r} is not in env/")
+    return spec

@@ -1,0 +1,44 @@
+"""Method tools as actions: the registry's metadata in, ``python -m`` in the sandbox out."""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from typing import TYPE_CHECKING
+
+from environments.actions import ActionSpec
+from environments.low_level import ActionFailed
+from environments.observation import Observation
+from methods.registry import get_tool
+from methods.toolspec import ToolSpec
+
+if TYPE_CHECKING:
+    from environments.environment import Environment
+
+
+def run_tool(spec: ToolSpec, env: Environment, args) -> Observation:
+    """Run one tool with validated arguments; the whole JSON report goes into ``data``."""
+    payload = args.model_dump_json()
+    result = env.sandbox.exec(spec.argv(env.sandbox.python), timeout=env.task.limits.exec_timeout,
+                              stdin=payload)
+    last = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
+    try:
+        report = json.loads(last)
+    except json.JSONDecodeError:
+        report = None
+    if result.timed_out:
+        raise ActionFailed(f"tool {spec.name} was killed after {env.task.limits.exec_timeout:g} s")
+    if result.oom_killed:
+        raise ActionFailed(f"tool {spec.name} ran out of memory ({env.task.limits.memory_mb} MB)")
+    if not isinstance(report, dict):
+        tail = (result.stderr or result.stdout)[-2000:]
+        raise ActionFailed(f"tool {spec.name} failed (exit {result.exit_code}) without a report:\n{tail}")
+    text = json.dumps(report, indent=1)
+    return env.observe(text, exit_code=result.exit_code, seconds=result.seconds,
+                       error=result.exit_code != 0 or "error" in report, data=report)
+
+
+def tool_action(name: str, spec: ToolSpec | None = None) -> ActionSpec:
+    """The action for a registry tool (or for a given spec, e.g. a test's own tool)."""
+    spec = spec or get_tool(name)
+    return ActionSpec(spec.name, spec.description, spec.args_model, partial(run_tool, spec), kind="tool")

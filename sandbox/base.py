@@ -1,0 +1,191 @@
+"""The one sandbox interface every backend implements.
+
+Everything an actor's code runs goes through :meth:`Sandbox.exec`. The interface speaks in
+sandbox paths (``/workspace``, mount targets) so that callers never care whether a backend
+really remaps the filesystem (bubblewrap, Docker) or only pretends to (the plain fallback,
+where :meth:`Sandbox.path_for` maps a target back to the host path).
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+
+from pydantic import BaseModel, ConfigDict, Field
+
+WORKDIR = "/workspace"
+CODE_TARGET = "/opt/labcoat"
+"""Where the host's ``methods`` code root is mounted read-only (it is on ``PYTHONPATH``)."""
+
+SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.I)
+
+
+class SandboxError(RuntimeError):
+    """The sandbox itself failed (not the command inside it): a broken engine, a bad mount."""
+
+
+class SandboxLimits(BaseModel):
+    """Resource caps applied to every command a sandbox runs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    timeout: float = Field(600.0, gt=0, description="default wall-clock seconds per command")
+    memory_mb: int = Field(4096, ge=16)
+    cpus: float = Field(2.0, gt=0)
+    pids: int = Field(256, ge=8)
+    output_bytes: int = Field(1_000_000, ge=256, description="stdout+stderr kept per command")
+
+
+class Mount(BaseModel):
+    """A host folder made visible inside the sandbox at ``target``."""
+
+    source: Path
+    target: str
+    read_only: bool = True
+
+
+class ExecResult(BaseModel):
+    """What one command did. ``truncated`` says output beyond the cap was dropped."""
+
+    exit_code: int
+    stdout: str = ""
+    stderr: str = ""
+    seconds: float = 0.0
+    timed_out: bool = False
+    oom_killed: bool = False
+    truncated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out and not self.oom_killed
+
+
+class Isolation(BaseModel):
+    """What a backend actually enforces here, reported by ``labcoat sandbox check``."""
+
+    backend: str
+    available: bool
+    detail: str = ""
+    filesystem: bool = False
+    network: bool = False
+    env_scrubbed: bool = True
+    memory: bool = False
+    cpu: bool = False
+    pids: bool = False
+    process_tree_kill: bool = False
+    unprivileged_user: bool = False
+    warnings: list[str] = Field(default_factory=list)
+
+
+def clean_env(extra: Mapping[str, str] | None, cpus: float, pythonpath: str) -> dict[str, str]:
+    """The whole environment a sandboxed command sees: nothing inherited from the host.
+
+    Names that look like credentials are dropped even when a caller passes them explicitly,
+    so an API key can never reach an actor's code by accident.
+    """
+    threads = str(max(1, int(cpus)))
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/tmp",
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": pythonpath,
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "MPLBACKEND": "Agg",
+        "OMP_NUM_THREADS": threads,
+        "MKL_NUM_THREADS": threads,
+        "OPENBLAS_NUM_THREADS": threads,
+    }
+    for name, value in (extra or {}).items():
+        if not SECRET_NAME.search(name):
+            env[name] = value
+    return env
+
+
+def code_pythonpath(mounts: Sequence[Mount], path_for: Callable[[str], str] = str) -> str:
+    """PYTHONPATH for the packages mounted as ``CODE_TARGET/<package>``: their parent folders.
+
+    The workbench mounts ``methods`` at ``/opt/labcoat/methods`` so that the sandbox runs the
+    host's own method code; backends that really remap paths get ``/opt/labcoat``.
+    """
+    roots: list[str] = []
+    for m in mounts:
+        if m.target.startswith(CODE_TARGET + "/"):
+            root = str(Path(path_for(m.target)).parent)
+            if root not in roots:
+                roots.append(root)
+    return ":".join(roots)
+
+
+class Sandbox(ABC):
+    """A place to run commands against one workspace, with limits and no network.
+
+    A sandbox is opened once per run (or per scoring) and used for many commands; backends
+    with start-up costs (a container) pay them once. Use it as a context manager.
+    """
+
+    backend: str = "abstract"
+
+    def __init__(
+        self,
+        workspace: str | Path,
+        limits: SandboxLimits | None = None,
+        mounts: Sequence[Mount] = (),
+    ) -> None:
+        self.workspace = Path(workspace).resolve()
+        if not self.workspace.is_dir():
+            raise SandboxError(f"workspace {self.workspace} is not a directory")
+        self.limits = limits or SandboxLimits()
+        self.mounts = list(mounts)
+
+    @property
+    def workdir(self) -> str:
+        """The workspace's path as commands inside the sandbox see it."""
+        return WORKDIR
+
+    @property
+    def python(self) -> str:
+        """The interpreter to run inside the sandbox."""
+        return "python"
+
+    def path_for(self, target: str) -> str:
+        """The path that commands inside the sandbox use for a mount target."""
+        return target
+
+    @abstractmethod
+    def exec(
+        self,
+        argv: Sequence[str],
+        timeout: float | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+        stdin: str | bytes | None = None,
+        cwd: str | None = None,
+    ) -> ExecResult:
+        """Run ``argv`` in ``cwd`` (default: the workspace) and wait for it, within the limits."""
+
+    def close(self) -> None:
+        """Release what the backend holds (a container); idempotent."""
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @classmethod
+    @abstractmethod
+    def isolation(cls) -> Isolation:
+        """What this backend enforces on this machine (probing it, cheaply)."""
+
+    def describe(self) -> Isolation:
+        """What this open sandbox enforces (a backend may run degraded, e.g. without bwrap)."""
+        return type(self).isolation()

@@ -1,0 +1,52 @@
+"""Shared fixtures: a tiny task folder, sandboxes, and an isolated LABCOAT_HOME."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def _labcoat_home(tmp_path_factory, monkeypatch):
+    """Prepared tasks and baselines go to a per-session folder, never the user's cache."""
+    home = tmp_path_factory.getbasetemp() / "labcoat-home"
+    monkeypatch.setenv("LABCOAT_HOME", str(home))
+    return home
+
+
+def write_task(root: Path, *, toml: str | None = None, eval_body: str | None = None,
+               read_only: str = "data.txt\n", files: dict[str, str] | None = None) -> Path:
+    """A minimal valid task: env/ with a script and a data file, an eval reading result.txt."""
+    (root / "env").mkdir(parents=True)
+    (root / "scripts").mkdir()
+    (root / "env" / "data.txt").write_text("1 2 3\n")
+    (root / "env" / "train.py").write_text(
+        "nums = [int(x) for x in open('data.txt').read().split()]\n"
+        "open('result.txt', 'w').write(str(sum(nums)))\nprint('sum', sum(nums))\n"
+    )
+    (root / "scripts" / "research_problem.txt").write_text("Make result.txt as large as you can.")
+    (root / "scripts" / "read_only_files.txt").write_text(read_only)
+    (root / "scripts" / "eval.py").write_text(eval_body or textwrap.dedent("""
+        import os
+        def get_score(submission_folder):
+            path = os.path.join(submission_folder, "result.txt")
+            if not os.path.exists(path):
+                raise FileNotFoundError("no result.txt")
+            return float(open(path).read())
+    """))
+    if toml is None:
+        toml = 'metric = "total"\ndirection = "higher"\nbaseline = 6.0\nsolve = ["train.py"]\n'
+    (root / "task.toml").write_text(toml)
+    for rel, text in (files or {}).items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+@pytest.fixture
+def tiny_task(tmp_path) -> Path:
+    return write_task(tmp_path / "tiny", files={"reference/train.py": "open('result.txt','w').write('60')\n"})

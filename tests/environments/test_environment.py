@@ -1,0 +1,145 @@
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from environments.environment import Environment, code_mounts
+from environments.task import load_task
+from environments.tool_actions import tool_action
+from sandbox import CODE_TARGET, Mount
+from sandbox.local import LocalSandbox
+from tests.conftest import FIXTURES
+
+
+@pytest.fixture
+def env(tiny_task, tmp_path):
+    task = load_task(tiny_task)
+    ws = tmp_path / "ws"
+    import shutil
+
+    shutil.copytree(task.env_dir, ws)
+    sandbox = LocalSandbox(ws, mounts=code_mounts())
+    yield Environment(task, ws, sandbox, observation_cap=400)
+    sandbox.close()
+
+
+def listing(env):
+    return sorted(p.relative_to(env.workspace).as_posix() for p in env.workspace.rglob("*"))
+
+
+@pytest.mark.parametrize("bad", ["../escape.txt", "/etc/passwd", "a/../../x", "~/x", ""])
+def test_path_guard_refuses_escapes_and_changes_nothing(env, bad):
+    before = listing(env)
+    obs = env.step("Write File", {"file_name": bad, "content": "x"})
+    assert obs.error
+    assert listing(env) == before
+    assert env.step("Read File", {"file_name": bad}).error
+
+
+def test_symlink_leading_out_is_refused_for_every_file_action(env, tmp_path):
+    secret = tmp_path / "host-secret.txt"
+    secret.write_text("TOP-SECRET")
+    os.symlink(secret, env.workspace / "link.txt")
+    for action, args in [
+        ("Read File", {"file_name": "link.txt"}),
+        ("Write File", {"file_name": "link.txt", "content": "overwrite"}),
+        ("Append File", {"file_name": "link.txt", "content": "more"}),
+        ("Copy File", {"source": "link.txt", "destination": "copy.txt"}),
+        ("Copy File", {"source": "train.py", "destination": "link.txt"}),
+        ("Inspect Script Lines", {"script_name": "link.txt", "start_line_number": 1, "end_line_number": 1}),
+    ]:
+        obs = env.step(action, args)
+        assert obs.error, action
+        assert "TOP-SECRET" not in obs.text
+    assert secret.read_text() == "TOP-SECRET"
+    assert not (env.workspace / "copy.txt").exists()
+
+
+def test_read_only_files_cannot_be_written_copied_over_or_undone(env):
+    original = (env.workspace / "data.txt").read_text()
+    for action, args in [
+        ("Write File", {"file_name": "data.txt", "content": "9 9 9"}),
+        ("Append File", {"file_name": "data.txt", "content": "9"}),
+        ("Copy File", {"source": "train.py", "destination": "data.txt"}),
+        ("Copy File", {"source": "train.py", "destination": "./data.txt"}),
+        ("Undo Edit Script", {"script_name": "data.txt"}),
+    ]:
+        obs = env.step(action, args)
+        assert obs.error and "read-only" in obs.text, (action, obs.text)
+    assert (env.workspace / "data.txt").read_text() == original
+    assert not env.step("Read File", {"file_name": "data.txt"}).error
+
+
+def test_bad_action_name_and_bad_arguments_give_usage_not_exceptions(env):
+    obs = env.step("Fly To Moon", {})
+    assert obs.error and "Valid actions are" in obs.text and "Execute Script" in obs.text
+    obs = env.step("Read File", {"filename": "train.py"})
+    assert obs.error and "file_name" in obs.text and "Usage" in obs.text
+    obs = env.step("Inspect Script Lines", '{"script_name": "train.py", "start_line_number": "x"}')
+    assert obs.error and "start_line_number" in obs.text
+    obs = env.step("Read File", "{not json")
+    assert obs.error and "not valid JSON" in obs.text
+    obs = env.step("read file", {"file_name": "train.py"})  # forgiving about case and spaces
+    assert not obs.error and "nums" in obs.text
+
+
+def test_write_execute_inspect_undo_and_final_answer(env):
+    assert not env.step("Write File", {"file_name": "train.py", "content": "print('v1')\n"}).error
+    assert not env.step("Write File", {"file_name": "train.py", "content": "print('v2')\n"}).error
+    obs = env.step("Execute Script", {"script_name": "train.py"})
+    assert not obs.error and "v2" in obs.text and obs.exit_code == 0
+    assert "v1" in env.step("Undo Edit Script", {"script_name": "train.py"}).text
+    assert "nums" in env.step("Undo Edit Script", {"script_name": "train.py"}).text
+    assert env.step("Undo Edit Script", {"script_name": "train.py"}).error
+    too_many = env.step("Inspect Script Lines", {"script_name": "train.py", "start_line_number": 1,
+                                                 "end_line_number": 101})
+    assert too_many.error and "100" in too_many.text
+    lines = env.step("Inspect Script Lines", {"script_name": "train.py", "start_line_number": 2,
+                                              "end_line_number": 2})
+    assert "result.txt" in lines.text and "nums = " not in lines.text
+    failing = env.step("Execute Script", {"script_name": "train.py", "arguments": "--x"})
+    assert not failing.error  # argv is ignored by this script: exit 0
+    (env.workspace / "boom.py").write_text("raise SystemExit(3)")
+    assert env.step("Execute Script", {"script_name": "boom.py"}).exit_code == 3
+    done = env.step("Final Answer", {"final_answer": "done"})
+    assert done.done and env.done
+    assert env.step("List Files", {"dir_path": "."}).error
+
+
+def test_observations_are_capped_with_a_note_and_kept_whole(env):
+    (env.workspace / "loud.py").write_text("print('HEAD'); print('x' * 5000); print('TAIL')")
+    obs = env.step("Execute Script", {"script_name": "loud.py"})
+    assert obs.truncated and len(obs.text) < 600
+    assert "HEAD" in obs.text and "TAIL" in obs.text and "cut from the middle" in obs.text
+    assert obs.full_text is not None and "x" * 5000 in obs.full_text
+
+
+def test_method_tool_runs_in_the_sandbox_as_json(tiny_task, tmp_path):
+    import importlib
+    import sys
+
+    sys.path.insert(0, str(FIXTURES / "tools"))
+    try:
+        spec = importlib.import_module("labcoat_echo").TOOLS[0]
+    finally:
+        sys.path.remove(str(FIXTURES / "tools"))
+    task = load_task(tiny_task)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    mounts = [*code_mounts(), Mount(source=FIXTURES / "tools" / "labcoat_echo",
+                                    target=f"{CODE_TARGET}/labcoat_echo")]
+    os.environ["LABCOAT_TEST_API_KEY"] = "sk-must-not-leak"
+    try:
+        with LocalSandbox(ws, mounts=mounts) as sb:
+            env = Environment(task, ws, sb, extra_actions=[tool_action("echo", spec)])
+            obs = env.step("echo", {"message": "hi", "repeat": 3, "write_file": "out.txt"})
+            bad = env.step("echo", {"message": "hi", "repeat": 0})
+    finally:
+        del os.environ["LABCOAT_TEST_API_KEY"]
+    assert not obs.error, obs.text
+    assert obs.data["echo"] == "hihihi" and obs.data["cwd"] == "/workspace"
+    assert (ws / "out.txt").read_text() == "hihihi"
+    assert "LABCOAT_TEST_API_KEY" not in json.dumps(obs.data)
+    assert bad.error and "repeat" in bad.text

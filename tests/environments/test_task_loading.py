@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import pytest
+
+from environments.suite import list_tasks, resolve_task
+from environments.task import TaskError, load_task
+from tests.conftest import write_task
+
+
+def test_valid_task_loads_with_its_toml(tiny_task):
+    task = load_task(tiny_task)
+    assert task.name == "tiny"
+    assert task.metric == "total" and task.higher_is_better
+    assert task.baseline == 6.0 and task.solve == ["train.py"]
+    assert task.is_read_only("data.txt") and not task.is_read_only("train.py")
+    assert "result.txt" in task.research_problem
+
+
+def test_folder_without_toml_loads_with_mlagentbench_defaults(tmp_path):
+    root = write_task(tmp_path / "mlab", toml="")
+    (root / "task.toml").unlink()
+    task = load_task(root)
+    assert task.success_threshold == pytest.approx(0.10)
+    assert task.direction == "higher" and task.baseline is None and task.tools == []
+
+
+@pytest.mark.parametrize(
+    ("breakage", "named"),
+    [
+        (lambda r: (r / "scripts" / "eval.py").unlink(), "eval.py"),
+        (lambda r: (r / "task.toml").write_text("metric = [unclosed"), "task.toml"),
+        (lambda r: (r / "task.toml").write_text('direction = "sideways"'), "task.toml"),
+        (lambda r: (r / "task.toml").write_text('colour = "blue"'), "task.toml"),
+        (lambda r: (r / "scripts" / "read_only_files.txt").write_text("data[.txt\n"), "read_only_files.txt"),
+        (lambda r: (r / "scripts" / "read_only_files.txt").write_text("../secret\n"), "read_only_files.txt"),
+        (lambda r: (r / "scripts" / "research_problem.txt").unlink(), "research_problem.txt"),
+        (lambda r: (r / "task.toml").write_text('solve = ["missing.py"]'), "task.toml"),
+    ],
+    ids=["no-eval", "bad-toml", "bad-direction", "unknown-field", "bad-glob", "escaping-glob",
+         "no-problem", "missing-solve-script"],
+)
+def test_broken_task_folder_gives_one_clear_error_naming_the_file(tmp_path, breakage, named):
+    root = write_task(tmp_path / "broken")
+    breakage(root)
+    with pytest.raises(TaskError) as info:
+        load_task(root)
+    assert named in str(info.value)
+
+
+def test_missing_folder_and_unknown_name(tmp_path):
+    with pytest.raises(TaskError, match="no such directory"):
+        load_task(tmp_path / "nope")
+    with pytest.raises(TaskError, match="neither a suite task"):
+        resolve_task("no-such-task-anywhere")
+
+
+def test_every_suite_task_loads():
+    names = {t.name for t in list_tasks()}
+    assert {"vectorization", "digits"} <= names

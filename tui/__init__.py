@@ -1,0 +1,1 @@
+"""Everything a person touches in a terminal: the ``labcoat`` command line and the Textual app."""
