@@ -12,12 +12,12 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from agent.actor import Actor, ActorError
-from environments.environment import Environment, code_mounts, sandbox_limits
+from environments.environment import environment_for_run
 from environments.prepare import prepare_task
 from environments.runs import RunDir, RunMeta, RunStatus, Step, new_run_id
 from environments.suite import resolve_task
 from environments.task import TaskSpec, load_task
-from sandbox import open_sandbox, resolve_kind
+from sandbox import resolve_kind
 
 
 class Budgets(BaseModel):
@@ -96,15 +96,13 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
     budgets = Budgets.model_validate(run.meta.limits)
     history = run.steps()
     run.restore(len(history))  # a kill between a step and its trace line leaves stray edits
-    extra = {"observation_cap": observation_cap} if observation_cap else {}
-    sandbox = open_sandbox(run.meta.sandbox, run.workspace, sandbox_limits(task), code_mounts())
+    env = environment_for_run(run, task, extra_actions=actor.extra_actions(),
+                              observation_cap=observation_cap)
     status: RunStatus = "finished"
     reason = ""
     prior_seconds = run.meta.totals.seconds
     start = time.perf_counter()
     try:
-        env = Environment(task, run.workspace, sandbox, run=run,
-                          extra_actions=actor.extra_actions(), **extra)
         if env.done:
             return run.meta
         run.meta.status = "running"
@@ -136,7 +134,7 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
     except KeyboardInterrupt:
         status, reason = "interrupted", "interrupted (Ctrl-C); resume with --resume"
     finally:
-        sandbox.close()
+        env.sandbox.close()
         run.meta.totals.seconds = round(prior_seconds + time.perf_counter() - start, 3)
         run.finish(status, reason)
         hooks.on_end(run)

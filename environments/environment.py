@@ -19,7 +19,11 @@ from typing import Any
 from environments.actions import ActionInputError, ActionSpec
 from environments.backups import Backups
 from environments.low_level import LOW_LEVEL_ACTIONS, ActionFailed
-from environments.observation import DEFAULT_OBSERVATION_CAP, Observation, make_observation
+from environments.observation import (
+    DEFAULT_OBSERVATION_CAP,
+    Observation,
+    make_observation,
+)
 from environments.paths import PathGuard, PathRefused
 from environments.runs import RunDir, Step
 from environments.task import TaskSpec
@@ -161,3 +165,29 @@ class Environment:
                 self.run.meta.final_answer = str(args.get("final_answer", ""))
                 self.run.save_meta()
         return obs
+
+
+def environment_for_run(
+    run: RunDir,
+    task: TaskSpec,
+    *,
+    sandbox_kind: str | None = None,
+    extra_actions: Iterable[ActionSpec] = (),
+    observation_cap: int | None = None,
+) -> Environment:
+    """An Environment over a run's workspace with the run's sandbox; close ``env.sandbox`` after.
+
+    The one place a run's sandbox and environment are put together, for the headless runner
+    and the TUI's human mode alike.
+    """
+    from sandbox import open_sandbox
+
+    sandbox = open_sandbox(sandbox_kind or run.meta.sandbox, run.workspace, sandbox_limits(task),
+                           code_mounts())
+    try:
+        return Environment(task, run.workspace, sandbox, run=run, extra_actions=extra_actions,
+                           observation_cap=observation_cap or DEFAULT_OBSERVATION_CAP)
+    except Exception:
+        sandbox.close()
+        raise
+
