@@ -20,6 +20,18 @@ def list_tasks() -> list[TaskSpec]:
     return [load_task(p) for p in suite_task_dirs()]
 
 
+def scan_tasks() -> tuple[list[TaskSpec], list[TaskError]]:
+    """Every suite task that loads, and the errors of those that do not (for listings that
+    must stay up when one task folder is broken)."""
+    tasks, errors = [], []
+    for p in suite_task_dirs():
+        try:
+            tasks.append(load_task(p))
+        except TaskError as err:
+            errors.append(err)
+    return tasks, errors
+
+
 def resolve_task(name_or_path: str | Path) -> TaskSpec:
     """A suite task by name, else a task folder by path; a clear error for neither."""
     text = str(name_or_path)

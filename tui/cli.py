@@ -7,9 +7,12 @@ import json
 import typer
 from rich.table import Table
 
+from tui.commands import batch as batch_cmd
+from tui.commands import report as report_cmd
 from tui.commands import run as run_cmd
 from tui.commands import sandbox as sandbox_cmd
 from tui.commands import scoring as scoring_cmd
+from tui.commands import tui as tui_cmd
 from tui.common import JSON_OPT, console
 
 app = typer.Typer(
@@ -19,6 +22,9 @@ app = typer.Typer(
 app.add_typer(sandbox_cmd.app, name="sandbox")
 run_cmd.register(app)
 scoring_cmd.register(app)
+batch_cmd.register(app)
+report_cmd.register(app)
+tui_cmd.register(app)
 
 
 @app.command("tasks")

@@ -17,19 +17,30 @@ def register(app: typer.Typer) -> None:
 
 def run_cmd(
     task: Optional[str] = typer.Argument(None, help="suite task name or task folder"),
-    agent: Optional[str] = typer.Option(None, "--agent", help="replay (more in agent/factory.py)"),
+    model: Optional[str] = typer.Option(
+        None, "--model", help="provider/model: openai/…, anthropic/…, langchain/mod:Class, scripted/FILE, "
+        "baseline/hparam (default: a provider's model when its key is set, else baseline/hparam)"),
+    mode: str = typer.Option("react", "--mode", help="react (text format) | tools (native tool calls)"),
+    fast_model: Optional[str] = typer.Option(None, "--fast-model", help="summaries, Understand File, Reflection"),
+    edit_model: Optional[str] = typer.Option(None, "--edit-model", help="Edit Script (AI) (default: --model)"),
+    agent: Optional[str] = typer.Option(None, "--agent", help="research | baseline | langchain | replay"),
     actions: Optional[Path] = typer.Option(None, "--actions", help="JSONL actions for --agent replay"),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps"),
+    max_time: Optional[float] = typer.Option(None, "--max-time", help="seconds"),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="input + output tokens"),
+    max_cost: Optional[float] = typer.Option(None, "--max-cost", help="US dollars"),
+    keep_steps: int = typer.Option(3, "--keep-steps", help="recent steps the agent sees whole"),
+    summarize_over: int = typer.Option(3000, "--summarize-over",
+                                       help="observations longer than this (chars) are summarised; 0 = never"),
     sandbox: str = SANDBOX_OPT,
     runs_dir: Path = typer.Option(Path("runs"), "--runs-dir"),
     seed: int = typer.Option(0, "--seed"),
     resume: Optional[Path] = typer.Option(None, "--resume", help="continue this run directory"),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps"),
-    max_time: Optional[float] = typer.Option(None, "--max-time", help="seconds"),
     score: bool = typer.Option(True, "--score/--no-score", help="score the run when it ends"),
     as_json: bool = JSON_OPT,
 ) -> None:
     """Let an actor attempt a task; every step is recorded under RUNS_DIR/<run_id>/."""
-    from agent.factory import AgentConfigError, make_actor
+    from agent.factory import AgentConfigError, make_actor, resolve_choice
     from agent.replay import ReplayError
     from agent.runner import Budgets, create_run, drive, task_of
     from environments.runs import RunDir
@@ -38,21 +49,40 @@ def run_cmd(
     from tui.display import hooks_for
 
     try:
-        actor = make_actor(agent, actions=actions)
+        settings: dict = {}
         if resume is not None:
             run = RunDir.open(resume)
             task_spec = task_of(run)
+            s = run.meta.settings
+            agent = agent or s.get("agent_type")
+            model = model or run.meta.model
+            mode = s.get("mode", mode)
+            fast_model, edit_model = fast_model or s.get("fast_model"), edit_model or s.get("edit_model")
+            context = s.get("context")
+            raised = {k: v for k, v in {"max_steps": max_steps, "max_time": max_time, "max_tokens": max_tokens,
+                                        "max_cost": max_cost}.items() if v is not None}
+            if raised:  # continuing a run that hit a budget: give it more
+                run.meta.limits.update(raised)
+                run.save_meta()
         else:
+            context = {"keep_last": keep_steps, "summarize_over": summarize_over}
+        agent, model = resolve_choice(agent, model, actions)
+        actor = make_actor(agent, actions=actions, model=model, fast_model=fast_model,
+                           edit_model=edit_model, mode=mode, context=context)
+        if resume is None:
             if task is None:
                 fail("give a TASK (or --resume RUN_DIR)")
-            budgets = Budgets(max_steps=max_steps, max_time=max_time)
-            run, task_spec = create_run(task, actor, runs_dir, sandbox=sandbox, seed=seed,
-                                        budgets=budgets)
+            budgets = Budgets(max_steps=max_steps, max_time=max_time, max_tokens=max_tokens,
+                              max_cost=max_cost)
+            settings = {"agent_type": agent, "mode": mode, "fast_model": fast_model,
+                        "edit_model": edit_model, "context": context}
+            run, task_spec = create_run(task, actor, runs_dir, sandbox=sandbox, seed=seed, model=model,
+                                        agent=agent, budgets=budgets, settings=settings)
     except (AgentConfigError, ReplayError, TaskError, FileNotFoundError, ValueError) as err:
         fail(str(err))
     if not as_json:
-        console.print(f"run [bold]{run.meta.run_id}[/] on [bold]{run.meta.task}[/] "
-                      f"(sandbox {run.meta.sandbox}) → {run.path}")
+        console.print(f"run [bold]{run.meta.run_id}[/] on [bold]{run.meta.task}[/] with "
+                      f"{run.meta.model or run.meta.agent} (sandbox {run.meta.sandbox}) → {run.path}")
     meta = drive(run, task_spec, actor, hooks=hooks_for(console, quiet=as_json))
     result = {"run_dir": str(run.path), **meta.model_dump()}
     if score:

@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 import json
+import time
 
 import typer
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TransferSpeedColumn,
+)
 from rich.table import Table
 
 from sandbox import check_all
@@ -14,27 +24,139 @@ app = typer.Typer(help="Inspect and prepare the sandboxes that run actors' code.
 console = Console()
 
 
+def _engine_and_image() -> dict:
+    """The Docker engine and the sandbox image, as far as they can be seen from here."""
+    try:
+        from sandbox.image import IMAGE, ImageError, engine_info, image_info
+    except ImportError as err:
+        return {"engine": None, "engine_error": f"Docker SDK not installed: {err}", "image": None}
+    try:
+        engine = engine_info()
+    except ImageError as err:
+        return {"engine": None, "engine_error": str(err), "image": None, "image_tag": IMAGE}
+    try:
+        image = image_info(IMAGE)
+    except ImageError as err:
+        return {"engine": engine, "image": None, "image_tag": IMAGE, "image_error": str(err)}
+    return {"engine": engine, "image": image, "image_tag": IMAGE}
+
+
 @app.command("check")
 def check(as_json: bool = typer.Option(False, "--json", help="machine-readable output")) -> None:
-    """Report which backends work on this machine and what each one isolates."""
+    """Report the Docker engine and image, which backends work here and what each isolates."""
     reports = check_all()
+    docker_state = _engine_and_image()
     if as_json:
-        typer.echo(json.dumps([r.model_dump() for r in reports], indent=2))
+        typer.echo(json.dumps({"backends": [r.model_dump() for r in reports], "docker": docker_state},
+                              indent=2, default=str))
         return
+    engine = docker_state.get("engine")
+    if engine:
+        console.print(f"docker engine: [green]{engine['version']}[/] (API {engine['api']}, "
+                      f"{engine['os']}/{engine['arch']})")
+    else:
+        console.print(f"docker engine: [red]none[/] ({docker_state.get('engine_error', '')})")
+    image = docker_state.get("image")
+    tag = docker_state.get("image_tag", "")
+    if image:
+        pk = image["packages"]
+        versions = ", ".join(f"{k} {pk[k]}" for k in ("numpy", "torch", "scikit-learn", "scipy")
+                             if k in pk)
+        console.print(f"sandbox image: [green]{tag}[/] {image['id']}, {image['kind']} build, "
+                      f"{image['size_mb']:.0f} MB, Python {image['python']}, {versions}")
+    elif engine:
+        console.print(f"sandbox image: [red]{tag} missing[/]: run `labcoat sandbox build --offline` "
+                      "(no registry needed) or `labcoat sandbox build`")
     table = Table(title="sandbox backends")
-    cols = ["filesystem", "network", "memory", "cpu", "pids", "process_tree_kill",
-            "unprivileged_user"]
+    cols = {"filesystem": "files", "network": "network", "memory": "memory", "cpu": "cpu",
+            "pids": "pids", "process_tree_kill": "tree kill", "unprivileged_user": "non-root"}
     table.add_column("backend")
     table.add_column("available")
-    table.add_column("how")
-    for c in cols:
-        table.add_column(c.replace("_", " "))
+    for header in cols.values():
+        table.add_column(header)
     for r in reports:
-        table.add_row(r.backend, _mark(r.available), r.detail, *(_mark(getattr(r, c)) for c in cols))
+        table.add_row(r.backend, _mark(r.available), *(_mark(getattr(r, c)) for c in cols))
     console.print(table)
     for r in reports:
+        console.print(f"{r.backend}: {r.detail}", highlight=False)
         for w in r.warnings:
             console.print(f"[yellow]{r.backend}: {w}[/]")
+    from sandbox import resolve_kind
+
+    console.print(f"--sandbox auto uses: [bold]{resolve_kind('auto')}[/]")
+
+
+@app.command("build")
+def build(
+    offline: bool = typer.Option(
+        False, "--offline",
+        help="build with no registry: import a root filesystem made from this host's Python"),
+    tag: str = typer.Option(None, "--tag", help="image tag (default: $LABCOAT_SANDBOX_IMAGE "
+                                                 "or labcoat-sandbox:latest)"),
+) -> None:
+    """Build the Docker sandbox image (from sandbox/images/Dockerfile, or --offline)."""
+    from sandbox.image import (
+        IMAGE,
+        ImageError,
+        build_dockerfile,
+        build_offline,
+        engine_info,
+    )
+
+    tag = tag or IMAGE
+    try:
+        engine = engine_info()
+    except ImageError as err:
+        console.print(f"[red]{err}[/]")
+        raise typer.Exit(1) from err
+    console.print(f"docker engine {engine['version']} (API {engine['api']}); building {tag} "
+                  f"{'offline (no pull)' if offline else 'from sandbox/images/Dockerfile'}")
+    start = time.perf_counter()
+    try:
+        report = _build_offline(tag, build_offline) if offline else _build_dockerfile(
+            tag, build_dockerfile)
+    except ImageError as err:
+        console.print(f"[red]build failed:[/] {err}")
+        if not offline:
+            console.print("no registry reachable? `labcoat sandbox build --offline` needs none")
+        raise typer.Exit(1) from err
+    for w in report.warnings:
+        console.print(f"[yellow]{w}[/]")
+    pk = report.packages
+    versions = ", ".join(f"{k} {pk[k]}" for k in ("numpy", "torch", "scikit-learn", "scipy")
+                         if k in pk)
+    console.print(f"[green]built {report.tag}[/] {report.image_id}: {report.kind}, "
+                  f"{report.size_mb:.0f} MB, in {time.perf_counter() - start:.1f} s"
+                  + (f" (import {report.import_seconds:.1f} s)" if report.import_seconds else "")
+                  + (f" ({versions})" if versions else ""))
+
+
+def _build_offline(tag, build_offline):
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                  DownloadColumn(), TransferSpeedColumn(), TimeElapsedColumn(),
+                  console=console, transient=False) as progress:
+        task = progress.add_task("planning the root filesystem", total=None)
+
+        def on_progress(stage: str, done: int, total: int) -> None:
+            if total:
+                progress.update(task, description="importing into the engine", completed=done,
+                                total=total)
+            else:
+                progress.update(task, description=stage)
+
+        return build_offline(tag, progress=on_progress)
+
+
+def _build_dockerfile(tag, build_dockerfile):
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=console, transient=True) as progress:
+        task = progress.add_task("building", total=None)
+
+        def on_line(line: str) -> None:
+            progress.console.print(line, markup=False, highlight=False)
+            progress.update(task, description=line[:70])
+
+        return build_dockerfile(tag, progress=on_line)
 
 
 def _mark(flag: bool) -> str:

@@ -20,27 +20,50 @@ def register(app: typer.Typer) -> None:
 def score_cmd(
     run_dirs: list[Path] = typer.Argument(..., help="run directories"),
     step: Optional[int] = typer.Option(None, "--step", help="score this step's snapshot"),
+    all_steps: bool = typer.Option(False, "--all-steps", help="score every step (the run's curve)"),
+    points: Optional[int] = typer.Option(None, "--points", min=1,
+                                         help="with --all-steps: only this many evenly spaced steps"),
     sandbox: str = SANDBOX_OPT,
     as_json: bool = JSON_OPT,
 ) -> None:
-    """Score runs in the sandbox against their task's baseline (writes score.json)."""
+    """Score runs in the sandbox against their task's baseline.
+
+    The last step's score is written to score.json; every scored step also goes to scores.json.
+    """
     from agent.runner import task_of
     from environments.runs import RunDir
-    from environments.scoring import score_run
+    from environments.scoring import score_run, score_steps
+    from environments.task import TaskError
 
-    scores = []
+    if step is not None and all_steps:
+        fail("give --step N or --all-steps, not both")
+    out = []
     for d in run_dirs:
         try:
             run = RunDir.open(d)
-        except (FileNotFoundError, ValueError) as err:
+            task = task_of(run)
+        except (FileNotFoundError, ValueError, TaskError) as err:
             fail(str(err))
-        s = score_run(run, task_of(run), step=step, sandbox=sandbox)
-        scores.append({"run_dir": str(d), **s.model_dump()})
+        if all_steps:
+            def progress(i: int, n: int, s, run=run) -> None:
+                if not as_json:
+                    v = "failed: " + str(s.failure) if s.value is None else f"{s.value:.5g}"
+                    imp = "" if s.improvement is None else f" ({s.improvement:+.1%})"
+                    err_console.print(f"  {run.meta.run_id} step {s.step} [{i}/{n}]: {v}{imp}")
+
+            scores = score_steps(run, task, points=points, sandbox=sandbox, progress=progress)
+            out.append({"run_dir": str(d), "steps": [s.model_dump() for s in scores]})
+            if not as_json:
+                console.print(f"[bold]{run.meta.run_id}[/] ({len(scores)} steps scored; last:)")
+                print_score(scores[-1])
+            continue
+        s = score_run(run, task, step=step, sandbox=sandbox)
+        out.append({"run_dir": str(d), **s.model_dump()})
         if not as_json:
-            console.print(f"[bold]{run.meta.run_id}[/]")
+            console.print(f"[bold]{run.meta.run_id}[/] step {s.step}")
             print_score(s)
     if as_json:
-        typer.echo(json.dumps(scores, indent=2))
+        typer.echo(json.dumps(out, indent=2))
 
 
 def baseline_cmd(

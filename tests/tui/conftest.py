@@ -1,0 +1,94 @@
+"""TUI test helpers: an app over a temporary runs folder, and waiting for its workers."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from tui.app import LabcoatApp
+
+SIZE = (160, 48)
+
+
+@pytest.fixture
+def app(tmp_path):
+    return LabcoatApp(runs_dir=tmp_path / "runs", sandbox="local")
+
+
+async def settle(app, pilot, rounds: int = 3) -> None:
+    """Let workers finish and the UI process what they posted."""
+    for _ in range(rounds):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+async def wait_for(pilot, predicate, timeout: float = 60.0) -> None:
+    """Poll the UI until ``predicate()`` holds (live runs post steps from a thread)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for the UI")
+        await pilot.pause(0.05)
+        await asyncio.sleep(0)
+
+
+def make_demo_runs(root):
+    """Two finished runs with fixed ids, steps, timings and scores (stable for snapshots)."""
+    import json
+
+    from environments.runs import RunDir, RunMeta, Step, Totals
+    from tests.conftest import write_task
+
+    task = write_task(root / "demo-task")
+    runs = root / "runs"
+    specs = [
+        ("20260101-000000-demo-scripted-aaaaaa", "scripted/demo.txt", 42.0, True),
+        ("20260101-000100-demo-baseline-bbbbbb", "baseline/hparam", 6.0, False),
+    ]
+    made = []
+    for run_id, model, value, success in specs:
+        meta = RunMeta(run_id=run_id, task="demo-task", task_root=str(task), actor="agent",
+                       agent=model.split("/")[0], model=model, limits={"max_steps": 10},
+                       created_at="2026-01-01T00:00:00.000+00:00",
+                       updated_at="2026-01-01T00:00:00.000+00:00")
+        run = RunDir.create(runs, meta, task / "env")
+        steps = [
+            ("List Files", {"dir_path": "."}, "data.txt\ntrain.py", None),
+            ("Write File", {"file_name": "train.py", "content": f"open('result.txt','w').write('{value:g}')\n"},
+             "File train.py written to successfully.", "train.py"),
+            ("Execute Script", {"script_name": "train.py"}, "The script has been executed. It printed nothing.", None),
+            ("Final Answer", {"final_answer": f"result {value:g}"}, "Final answer submitted.", None),
+        ]
+        for i, (action, args, obs, edited) in enumerate(steps, 1):
+            if edited:
+                (run.workspace / edited).write_text(args["content"])
+            if action == "Execute Script":
+                (run.workspace / "result.txt").write_text(f"{value:g}")
+            manifest = run.snapshot(i)
+            previous = run.snapshots.load(f"{i - 1:05d}")
+            run.append(Step(index=i, time="2026-01-01T00:00:00.000+00:00", actor="agent", action=action,
+                            args=args, observation=obs, seconds=0.5, snapshot=manifest.label,
+                            changed=manifest.changed_since(previous),
+                            meta={"Reflection": "Looking at the files.",
+                                  "Research Plan and Status": "1. read\n2. edit\n3. run",
+                                  "Thought": f"Step {i}: {action}."}))
+        run.meta.totals = Totals(steps=4, tokens_in=1200, tokens_out=300, cost=0.0123, seconds=12.0)
+        run.meta.status = "finished"
+        run.meta.status_reason = "final answer"
+        run.meta.finished_at = "2026-01-01T00:00:12.000+00:00"
+        run.save_meta()
+        def score(step: int, v: float) -> dict:
+            imp = (v - 6.0) / 6.0
+            return {"task": "demo-task", "metric": "total", "direction": "higher", "value": v,
+                    "baseline": 6.0, "improvement": imp, "success": imp >= 0.1, "threshold": 0.1,
+                    "step": step, "eval_seconds": 0.2, "failure": None, "detail": "",
+                    "scored_at": "2026-01-01T00:00:20.000+00:00"}
+
+        run.write_json("score.json", score(4, value))
+        curve = [score(0, 6.0), score(2, 6.0), score(3, value), score(4, value)]
+        (run.path / "scores.json").write_text(json.dumps({"steps": curve}))
+        assert success == (value > 6.6)
+        made.append(run)
+    return runs, made

@@ -1,0 +1,131 @@
+"""``labcoat batch``: every task × model × seed as its own run, resumable, locally or on Ray."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from tui.common import JSON_OPT, SANDBOX_OPT, console, err_console, fail
+
+
+def register(app: typer.Typer) -> None:
+    app.command("batch")(batch_cmd)
+
+
+def _split(text: Optional[str]) -> list[str]:
+    return [x.strip() for x in (text or "").split(",") if x.strip()]
+
+
+def batch_cmd(
+    tasks: Optional[str] = typer.Option(None, "--tasks", help="comma-separated suite tasks or folders"),
+    models: Optional[str] = typer.Option(
+        None, "--models", help="comma-separated model strings (provider/model, replay/FILE.jsonl, ...)"),
+    seeds: int = typer.Option(1, "--seeds", min=1, help="seeds 0..N-1 for every combination"),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="runs at the same time"),
+    executor: str = typer.Option("local", "--executor", help="local | ray"),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="a Ray cluster (default: "
+                                              "start a local instance)"),
+    batch_dir: Optional[Path] = typer.Option(None, "--batch-dir", help="default runs/batch-<time>"),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="continue the batch in this folder"),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="run failed combinations again"),
+    agent: Optional[str] = typer.Option(None, "--agent", help="agent for every model (see labcoat run)"),
+    actions: Optional[Path] = typer.Option(None, "--actions", help="JSONL actions for --agent replay"),
+    sandbox: str = SANDBOX_OPT,
+    max_steps: Optional[int] = typer.Option(None, "--max-steps"),
+    max_time: Optional[float] = typer.Option(None, "--max-time", help="seconds per run"),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens"),
+    max_cost: Optional[float] = typer.Option(None, "--max-cost", help="US dollars per run"),
+    score: bool = typer.Option(True, "--score/--no-score", help="score each run when it ends"),
+    curve_points: Optional[int] = typer.Option(
+        None, "--curve-points", min=0, help="also score N evenly spaced steps per run (0: all)"),
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Run a batch of runs; rerun the printed command to resume it after any interruption."""
+    from agent.batch import (
+        BatchSpec,
+        Progress,
+        load_manifest,
+        resume_command,
+        run_batch,
+    )
+
+    if executor not in ("local", "ray"):
+        fail(f"unknown executor {executor!r} (local or ray)")
+    spec = None
+    if resume is not None:
+        if tasks or models:
+            fail("--resume takes the spec from the batch folder; leave out --tasks/--models")
+        if load_manifest(resume) is None:
+            fail(f"{resume}: no batch.json; not a batch folder")
+        folder = resume
+    else:
+        if not tasks or not models:
+            fail("give --tasks and --models (or --resume BATCH_DIR)")
+        spec = BatchSpec(
+            tasks=_split(tasks), models=_split(models), seeds=list(range(seeds)), agent=agent,
+            actions=str(actions.resolve()) if actions else None, sandbox=sandbox,
+            max_steps=max_steps, max_time=max_time, max_tokens=max_tokens, max_cost=max_cost,
+            score=score, score_points=curve_points,
+        )
+        folder = batch_dir or Path("runs") / time.strftime("batch-%Y%m%d-%H%M%S")
+    again = resume_command(folder, jobs=jobs, executor=executor, ray_address=ray_address)
+    if not as_json:
+        err_console.print(f"batch folder: {folder}\nto resume: [bold]{again}[/]")
+
+    live = None
+    if not as_json and sys.stderr.isatty():
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+        from rich.progress import Progress as Bar
+
+        live = Bar(TextColumn("batch"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("{task.description}"), TimeElapsedColumn(), console=err_console)
+        bar_task = live.add_task("", total=None)
+        live.start()
+    last_line = [""]
+
+    def on_progress(p: Progress) -> None:
+        text = f"done {p.done} · running {p.running} · failed {p.failed} · pending {p.pending} · ${p.cost:.4f}"
+        if live is not None:
+            live.update(bar_task, total=p.total, completed=p.done + p.failed, description=text)
+        elif not as_json and text != last_line[0]:
+            err_console.print(f"[{p.done + p.failed}/{p.total}] {text}")
+            last_line[0] = text
+
+    try:
+        result = run_batch(folder, spec, jobs=jobs, executor=executor, ray_address=ray_address,
+                           retry_failed=retry_failed, on_progress=on_progress)
+    except KeyboardInterrupt:
+        if live is not None:
+            live.stop()
+        err_console.print(f"interrupted; resume with: [bold]{again}[/]")
+        raise typer.Exit(130) from None
+    except (ValueError, FileNotFoundError, RuntimeError) as err:
+        if live is not None:
+            live.stop()
+        fail(str(err))
+    if live is not None:
+        live.stop()
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+    else:
+        for r in result.results:
+            if not r.get("ok"):
+                why = r.get("error") or r.get("failure") or r.get("status")
+                err_console.print(f"[red]failed[/] {r['key']}: {str(why).strip().splitlines()[0][:200]}")
+        console.print(f"{result.done}/{result.total} done, {result.failed} failed "
+                      f"({result.skipped_failed} earlier failures not retried), {result.ran} run now "
+                      f"in {result.seconds:.0f} s, cost ${result.cost:.4f}")
+        if result.failed or result.done < result.total:
+            console.print(f"resume: {resume_command(folder, retry_failed=result.failed > 0, jobs=jobs, executor=executor, ray_address=ray_address)}")
+        console.print(f"report: labcoat report {folder}")
+    if result.failed:
+        raise typer.Exit(1)

@@ -1,0 +1,79 @@
+"""``labcoat report``: a task × model table over run directories, plots, and comparisons."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from tui.common import JSON_OPT, console, err_console, fail
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report_cmd)
+
+
+def report_cmd(
+    runs_dir: Path = typer.Argument(..., help="a folder of runs (searched recursively), e.g. a batch"),
+    markdown: bool = typer.Option(False, "--markdown", help="a Markdown table on stdout"),
+    as_json: bool = JSON_OPT,
+    plots: Optional[Path] = typer.Option(None, "--plots", help="write PNG plots into this folder"),
+    compare: Optional[tuple[str, str]] = typer.Option(
+        None, "--compare",
+        help="two models (labels in the table) or two run folders, side by side on shared tasks"),
+) -> None:
+    """Success rate, improvement ± stderr, steps, tokens, cost, time and failures per task × model."""
+    from environments.report import (
+        COLUMNS,
+        build_report,
+        comparison_markdown,
+        dump,
+        load_runs,
+        report_json,
+        row_cells,
+        to_markdown,
+        write_plots,
+    )
+    from environments.report import (
+        compare as compare_rows,
+    )
+
+    if not runs_dir.exists():
+        fail(f"{runs_dir}: no such folder")
+    a, b = compare if compare else (None, None)
+    if a is not None and Path(a).is_dir() and Path(b).is_dir():
+        runs = load_runs(a, label=a) + load_runs(b, label=b)  # two folders, each its own "model"
+    else:
+        runs = load_runs(runs_dir)
+    if not runs:
+        fail(f"{runs_dir}: no run directories found")
+    rows = build_report(runs)
+    if a is not None:
+        labels = {r.model for r in rows}
+        for name in (a, b):
+            if name not in labels:
+                fail(f"--compare: {name!r} is neither a model in the report ({', '.join(sorted(labels))}) "
+                     "nor a folder")
+        comparisons = compare_rows(rows, a, b)
+        if as_json:
+            typer.echo(dump([c.model_dump() for c in comparisons]))
+        else:
+            typer.echo(comparison_markdown(comparisons, a, b))
+    elif as_json:
+        typer.echo(dump(report_json(rows, runs)))
+    elif markdown:
+        typer.echo(to_markdown(rows))
+    else:
+        table = Table(title=f"{len(runs)} runs in {runs_dir}")
+        for col in COLUMNS:
+            table.add_column(col, overflow="fold")
+        for row in rows:
+            table.add_row(*row_cells(row))
+        console.print(table)
+        console.print("failures count as runs without success; infrastructure failures are "
+                      "also shown on their own.")
+    if plots is not None:
+        for path in write_plots(rows, runs, plots):
+            err_console.print(f"wrote {path}")

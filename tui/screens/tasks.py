@@ -1,0 +1,82 @@
+"""The Tasks screen: the suite, a task's research problem, and starting a run from here."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Button, DataTable, Footer, Header, Markdown
+
+from environments.scoring import known_baseline
+from environments.suite import scan_tasks
+from environments.task import TaskSpec
+
+
+class TasksScreen(Screen):
+    BINDINGS = [
+        Binding("h", "start_human", "Start by hand", id="tasks.start_human"),
+        Binding("a", "start_agent", "Start with agent", id="tasks.start_agent"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tasks: list[TaskSpec] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="tasks-main"):
+            yield DataTable(id="tasks-table", cursor_type="row", zebra_stripes=True)
+            with Vertical(id="task-side"):
+                yield Markdown("", id="task-problem")
+                with Horizontal(id="task-buttons"):
+                    yield Button("Start by hand", id="start-human", variant="primary")
+                    yield Button("Start with agent", id="start-agent")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = "labcoat · tasks"
+        self.tasks, errors = scan_tasks()
+        for err in errors:
+            self.notify(str(err), title="broken task folder", severity="error", timeout=10)
+        table = self.query_one("#tasks-table", DataTable)
+        table.add_columns("name", "kind", "metric", "baseline", "tools")
+        for t in self.tasks:
+            base = known_baseline(t)
+            arrow = "↑" if t.higher_is_better else "↓"
+            table.add_row(t.name, t.kind, f"{t.metric} {arrow}",
+                          "measure" if base is None else f"{base:.4g}", ", ".join(t.tools) or "—",
+                          key=t.name)
+        if self.tasks:
+            self.show_task(self.tasks[0])
+
+    @property
+    def selected(self) -> TaskSpec | None:
+        table = self.query_one("#tasks-table", DataTable)
+        if not self.tasks:
+            return None
+        return self.tasks[min(table.cursor_row, len(self.tasks) - 1)]
+
+    def show_task(self, task: TaskSpec) -> None:
+        threshold = f"{task.success_threshold:.0%}"
+        header = (f"# {task.name}\n\n*{task.summary or task.kind + ' task'}* — metric "
+                  f"**{task.metric}** ({task.direction} is better), success at +{threshold}\n\n")
+        self.query_one("#task-problem", Markdown).update(header + task.research_problem)
+
+    @on(DataTable.RowHighlighted, "#tasks-table")
+    def _highlight(self, event: DataTable.RowHighlighted) -> None:
+        if 0 <= event.cursor_row < len(self.tasks):
+            self.show_task(self.tasks[event.cursor_row])
+
+    @on(Button.Pressed, "#start-human")
+    def action_start_human(self) -> None:
+        if self.selected is not None:
+            self.app.start_human(self.selected.name)
+
+    @on(Button.Pressed, "#start-agent")
+    def action_start_agent(self) -> None:
+        if self.selected is not None:
+            from tui.screens.agent_setup import AgentSetupScreen
+
+            self.app.push_screen(AgentSetupScreen(self.selected.name))

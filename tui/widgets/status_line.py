@@ -1,0 +1,32 @@
+"""The run's status line: model, step k/N, tokens, cost, time left, retries."""
+
+from __future__ import annotations
+
+from textual.widgets import Static
+
+from environments.runs import RunMeta
+
+
+def status_text(meta: RunMeta, paused: bool = False) -> str:
+    t = meta.totals
+    limits = meta.limits or {}
+    max_steps = limits.get("max_steps") or "∞"
+    parts = [
+        f"[b]{meta.task}[/b]",
+        meta.model or meta.agent or meta.actor,
+        f"step {t.steps}/{max_steps}",
+        f"tokens {t.tokens_in}/{t.tokens_out} (cached {t.tokens_cached})",
+        f"${t.cost:.4f}",
+    ]
+    if limits.get("max_time"):
+        parts.append(f"{max(0.0, limits['max_time'] - t.seconds):.0f}s left")
+    if t.retries:
+        parts.append(f"retries {t.retries}")
+    state = "paused" if paused and meta.status == "running" else meta.status
+    parts.append(f"[b]{state}[/b]")
+    return " · ".join(parts)
+
+
+class StatusLine(Static):
+    def show(self, meta: RunMeta, paused: bool = False) -> None:
+        self.update(status_text(meta, paused))
