@@ -33,11 +33,13 @@ async def test_human_episode_on_vectorization_is_recorded_like_an_agent_run(app,
         await submit(app, pilot, "Execute Script", script_name="hello.py")
         # a bad submission shows the validation error and records nothing
         form = await run_screen.open_form("Inspect Script Lines")
+        await pilot.pause()
         form.set_value("script_name", "hello.py")
         form.set_value("start_line_number", "one")
         form.set_value("end_line_number", "2")
         await pilot.click("#form-submit")
-        await pilot.pause()
+        await settle(app, pilot)
+        assert len(run_screen.steps) == 2
         assert "start_line_number" in str(form.query_one("#form-error").render())
         await submit(app, pilot, "Final Answer", final_answer="said hi")
         assert [s.action for s in run_screen.steps] == ["Write File", "Execute Script", "Final Answer"]
