@@ -19,6 +19,18 @@ def _head(text: str, width: int = 100) -> str:
     return first[:width]
 
 
+def _left(run: RunDir) -> str:
+    """What remains of the run's time and step budgets, e.g. ``, 41 steps, 3:52:10 left``."""
+    t, lim = run.meta.totals, run.meta.limits
+    parts = []
+    if lim.get("max_steps"):
+        parts.append(f"{max(0, lim['max_steps'] - t.steps)} steps")
+    if lim.get("max_time"):
+        secs = int(max(0.0, lim["max_time"] - t.seconds))
+        parts.append(f"{secs // 3600}:{secs % 3600 // 60:02d}:{secs % 60:02d}")
+    return f", {' '.join(parts)} left" if parts else ""
+
+
 class PlainHooks(RunHooks):
     """One line per step, for logs and pipes."""
 
@@ -31,7 +43,7 @@ class PlainHooks(RunHooks):
         t = run.meta.totals
         flag = " ERROR" if step.error else ""
         print(f"[{run.meta.run_id}] step {step.index} {step.action}{flag}: {_head(step.observation)} "
-              f"(tokens {t.tokens_in}/{t.tokens_out}, ${t.cost:.4f}, {t.seconds:.0f}s)",
+              f"(tokens {t.tokens_in}/{t.tokens_out}, ${t.cost:.4f}, {t.seconds:.0f}s{_left(run)})",
               file=self.stream, flush=True)
 
     def on_end(self, run: RunDir) -> None:
@@ -53,12 +65,12 @@ class LiveHooks(RunHooks):
         meta = self.run.meta
         t = meta.totals
         limits = meta.limits
-        left = ""
-        if limits.get("max_time"):
-            left = f", {max(0.0, limits['max_time'] - t.seconds):.0f}s left"
+        left = _left(self.run)
+        cost_cap = f"/${limits['max_cost']:g}" if limits.get("max_cost") else ""
+        token_cap = f" of {limits['max_tokens']}" if limits.get("max_tokens") else ""
         title = (f"{meta.task} · {meta.agent}{' · ' + meta.model if meta.model else ''} · step "
-                 f"{t.steps}/{limits.get('max_steps') or '∞'} · tokens {t.tokens_in}/{t.tokens_out} "
-                 f"(cached {t.tokens_cached}) · ${t.cost:.4f}{left}")
+                 f"{t.steps}/{limits.get('max_steps') or '∞'} · tokens {t.tokens_in}/{t.tokens_out}{token_cap} "
+                 f"(cached {t.tokens_cached}) · ${t.cost:.4f}{cost_cap} · {t.llm_calls} calls{left}")
         table = Table(title=title, expand=True)
         table.add_column("#", width=4)
         table.add_column("action", width=22)

@@ -71,9 +71,9 @@ def make_demo_runs(root):
             run.append(Step(index=i, time="2026-01-01T00:00:00.000+00:00", actor="agent", action=action,
                             args=args, observation=obs, seconds=0.5, snapshot=manifest.label,
                             changed=manifest.changed_since(previous),
-                            meta={"Reflection": "Looking at the files.",
-                                  "Research Plan and Status": "1. read\n2. edit\n3. run",
-                                  "Thought": f"Step {i}: {action}."}))
+                            meta={"fields": {"Reflection": "Looking at the files.",
+                                             "Research Plan and Status": "1. read\n2. edit\n3. run",
+                                             "Thought": f"Step {i}: {action}."}}))
         run.meta.totals = Totals(steps=4, tokens_in=1200, tokens_out=300, cost=0.0123, seconds=12.0)
         run.meta.status = "finished"
         run.meta.status_reason = "final answer"

@@ -30,8 +30,9 @@ def run_cmd(
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="input + output tokens"),
     max_cost: Optional[float] = typer.Option(None, "--max-cost", help="US dollars"),
     keep_steps: int = typer.Option(3, "--keep-steps", help="recent steps the agent sees whole"),
-    summarize_over: int = typer.Option(3000, "--summarize-over",
-                                       help="observations longer than this (chars) are summarised; 0 = never"),
+    summarize_over: int = typer.Option(1500, "--summarize-over",
+                                       help="observations longer than this (chars) are summarised by the "
+                                       "fast model (the latest is still shown whole up to 5000); 0 = never"),
     sandbox: str = SANDBOX_OPT,
     runs_dir: Path = typer.Option(Path("runs"), "--runs-dir"),
     seed: int = typer.Option(0, "--seed"),

@@ -16,12 +16,12 @@ class AgentSetupScreen(ModalScreen):
 
     def __init__(self, task: str, default_model: str = "baseline/hparam") -> None:
         super().__init__()
-        self.task = task
+        self.task_ref = task
         self.default_model = default_model
 
     def compose(self) -> ComposeResult:
         with Vertical(id="agent-setup"):
-            yield Static(f"[b]Agent run on {self.task}[/b]")
+            yield Static(f"[b]Agent run on {self.task_ref}[/b]")
             yield Label("model (provider/model)")
             yield Input(self.default_model, id="setup-model")
             for name, hint in [("max-steps", "steps"), ("max-time", "seconds"),
@@ -58,4 +58,4 @@ class AgentSetupScreen(ModalScreen):
         model = self.query_one("#setup-model", Input).value.strip()
         confirm = self.query_one("#setup-confirm", Switch).value
         self.app.pop_screen()
-        self.app.start_agent(self.task, model, budgets, confirm)
+        self.app.start_agent(self.task_ref, model, budgets, confirm)

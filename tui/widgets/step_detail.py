@@ -14,10 +14,10 @@ REASONING = ["Reflection", "Research Plan and Status", "Fact Check", "Thought"]
 
 
 def _meta_field(step: Step, name: str) -> str | None:
-    for key in (name, name.lower().replace(" ", "_")):
-        if key in step.meta and step.meta[key]:
-            return str(step.meta[key])
-    return None
+    """A reasoning field: the research agent records its parsed response under ``fields``."""
+    fields = step.meta.get("fields") or {}
+    value = fields.get(name) or step.meta.get(name)
+    return str(value) if value else None
 
 
 class StepDetail(VerticalScroll):
