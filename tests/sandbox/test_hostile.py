@@ -6,7 +6,13 @@ import pytest
 
 from sandbox import SandboxLimits
 from tests.sandbox.backends import BACKEND_PARAMS, make_sandbox
-from tests.sandbox.hostile import CASES, LoopbackListener, make_context, run_case, secret_env_name
+from tests.sandbox.hostile import (
+    CASES,
+    LoopbackListener,
+    make_context,
+    run_case,
+    secret_env_name,
+)
 
 
 @pytest.fixture

@@ -1,0 +1,176 @@
+"""Execute Script overhead per backend, against bare ``python``, and the Docker start-up cost.
+
+For each backend (local with bubblewrap; docker where an engine and the image are ready) the
+Execute Script action runs, through ``Environment.step``, a script that does nothing and a
+script that imports numpy; the same scripts also run as bare ``python script.py`` on the host.
+Runs are interleaved (bare, local, docker, bare, ...) so machine load hits all alike, and the
+medians, the per-command overhead (ms over bare) and the ratios are printed from this one run.
+
+Goals: local <= 1.1x bare on the numpy script; docker <= 80 ms per command over bare.
+Bare ``python`` here is the host's interpreter with all its site-packages and ``.pth`` hooks;
+the docker image's copy of it carries only what the tasks need and can start faster, so the
+mechanism's own cost is printed too: ``sandbox.exec(["true"])`` against a bare ``true``.
+Also printed: a run's container start-up (create + attach + start, until the first command
+can run) and its removal.
+
+    python tests/benchmarks/bench_exec_overhead.py [--reps 15] [--backends local,docker]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from environments.environment import Environment, code_mounts, sandbox_limits  # noqa: E402
+from environments.task import load_task  # noqa: E402
+from sandbox import open_sandbox  # noqa: E402
+from tests.conftest import write_task  # noqa: E402
+
+SCRIPTS = {"empty": "", "numpy": "import numpy\n"}
+
+
+def docker_ready() -> str | None:
+    """None when docker can run here, else why not."""
+    try:
+        from sandbox.docker import DockerSandbox
+    except ImportError as err:
+        return f"Docker SDK missing ({err})"
+    iso = DockerSandbox.isolation()
+    return None if iso.available else iso.detail
+
+
+def bare(script: Path) -> float:
+    t = time.perf_counter()
+    subprocess.run([sys.executable, script.name], cwd=script.parent, check=True,
+                   stdout=subprocess.DEVNULL, env={"PATH": os.environ.get("PATH", "/usr/bin"),
+                                                   "OMP_NUM_THREADS": "1"})
+    return time.perf_counter() - t
+
+
+def bare_true() -> float:
+    t = time.perf_counter()
+    subprocess.run(["true"], check=True)
+    return time.perf_counter() - t
+
+
+def exec_true(env: Environment) -> float:
+    t = time.perf_counter()
+    if not env.sandbox.exec(["true"]).ok:
+        raise RuntimeError("`true` failed in the sandbox")
+    return time.perf_counter() - t
+
+
+def step(env: Environment, name: str) -> float:
+    t = time.perf_counter()
+    obs = env.step("Execute Script", {"script_name": name, "arguments": ""})
+    seconds = time.perf_counter() - t
+    if obs.error:
+        raise RuntimeError(f"Execute Script {name} failed: {obs.text[:500]}")
+    return seconds
+
+
+def startup_cost(ws: Path, reps: int) -> tuple[list[float], list[float], list[float]]:
+    from sandbox.docker import DockerSandbox
+
+    starts, firsts, closes = [], [], []
+    for _ in range(reps):
+        t = time.perf_counter()
+        sb = DockerSandbox(ws, mounts=code_mounts())
+        starts.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        sb.exec(["true"])
+        firsts.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        sb.close()
+        closes.append(time.perf_counter() - t)
+    return starts, firsts, closes
+
+
+def ms(x: float) -> str:
+    return f"{x * 1000:7.1f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=15)
+    parser.add_argument("--backends", default="local,docker")
+    args = parser.parse_args()
+    backends = [b for b in args.backends.split(",") if b]
+    if "docker" in backends and (why := docker_ready()):
+        print(f"docker: skipped ({why})")
+        backends.remove("docker")
+    with tempfile.TemporaryDirectory(prefix="labcoat-bench-") as tmp:
+        os.environ["LABCOAT_HOME"] = str(Path(tmp) / "home")
+        root = write_task(Path(tmp) / "task", files={
+            f"env/{name}.py": body for name, body in SCRIPTS.items()})
+        task = load_task(root)
+        envs, sandboxes = {}, []
+        for backend in backends:
+            ws = Path(tmp) / f"ws-{backend}"
+            ws.mkdir()
+            for name, body in SCRIPTS.items():
+                (ws / f"{name}.py").write_text(body)
+            sb = open_sandbox(backend, ws, sandbox_limits(task), code_mounts())
+            sandboxes.append(sb)
+            envs[backend] = Environment(task, ws, sb)
+        bare_dir = Path(tmp) / "bare"
+        bare_dir.mkdir()
+        for name, body in SCRIPTS.items():
+            (bare_dir / f"{name}.py").write_text(body)
+        times: dict[tuple[str, str], list[float]] = {}
+        try:
+            for name in SCRIPTS:  # warm-up: page cache, pyc, first exec
+                bare(bare_dir / f"{name}.py")
+                for env in envs.values():
+                    step(env, f"{name}.py")
+            for _ in range(args.reps):
+                times.setdefault(("bare", "true"), []).append(bare_true())
+                for b, env in envs.items():
+                    times.setdefault((b, "true"), []).append(exec_true(env))
+                for name in SCRIPTS:
+                    times.setdefault(("bare", name), []).append(bare(bare_dir / f"{name}.py"))
+                    for b, env in envs.items():
+                        times.setdefault((b, name), []).append(step(env, f"{name}.py"))
+        finally:
+            for sb in sandboxes:
+                sb.close()
+        print(f"Execute Script vs bare `python script.py` (median of {args.reps}, interleaved; "
+              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
+        med = {k: statistics.median(v) for k, v in times.items()}
+        for name in SCRIPTS:
+            base = med[("bare", name)]
+            print(f"  {name:6s} bare python       {ms(base)}")
+            for b in envs:
+                m = med[(b, name)]
+                goal = ""
+                if b == "local" and name == "numpy":
+                    goal = f"  goal <= 1.10x: {'met' if m / base <= 1.10 else 'MISSED'}"
+                if b == "docker":
+                    goal = f"  goal <= 80 ms over: {'met' if m - base <= 0.080 else 'MISSED'}"
+                print(f"  {name:6s} {b:17s} {ms(m)}  overhead {ms(m - base)}  "
+                      f"ratio {m / base:5.2f}x{goal}")
+        base = med[("bare", "true")]
+        print(f"The mechanism alone: sandbox.exec(['true']) vs bare `true` {ms(base)}")
+        for b in envs:
+            m = med[(b, "true")]
+            print(f"  true   {b:17s} {ms(m)}  overhead {ms(m - base)}")
+        if "docker" in envs:
+            ws = Path(tmp) / "ws-startup"
+            ws.mkdir()
+            reps = max(3, args.reps // 3)
+            starts, firsts, closes = startup_cost(ws, reps)
+            print(f"docker container per run (median of {reps}): start-up "
+                  f"{ms(statistics.median(starts))}, first command {ms(statistics.median(firsts))}, "
+                  f"removal {ms(statistics.median(closes))}")
+
+
+if __name__ == "__main__":
+    main()
