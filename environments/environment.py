@@ -28,6 +28,7 @@ from environments.paths import PathGuard, PathRefused
 from environments.runs import RunDir, Step
 from environments.task import TaskSpec
 from environments.tool_actions import tool_action
+from environments.validation import validation_actions
 from methods.registry import METHODS_DIR
 from sandbox import CODE_TARGET, Mount, Sandbox, SandboxError, SandboxLimits
 
@@ -63,7 +64,8 @@ class Environment:
         backups_dir = run.backups_dir if run else Path(tempfile.mkdtemp(prefix="labcoat-backups-"))
         self.backups = Backups(backups_dir)
         self.actions: dict[str, ActionSpec] = {}
-        for spec in [*LOW_LEVEL_ACTIONS, *(tool_action(t) for t in task.tools), *extra_actions]:
+        for spec in [*LOW_LEVEL_ACTIONS, *(tool_action(t) for t in task.tools),
+                     *validation_actions(task), *extra_actions]:
             self.register(spec)
         steps = run.steps() if run else []
         self.step_count = len(steps)

@@ -3,13 +3,19 @@
 The workspace (a run's final or any step's snapshot) is copied to a scratch folder, the task's
 read-only files are laid over it from the pristine ``env/``, and ``get_score`` is imported from
 the task's own ``scripts/`` (mounted read-only, never from the workspace) and run in the
-sandbox. The score travels back on a line tagged with a random nonce that the workspace's
-code cannot know in advance, so printing a fake score does nothing.
+sandbox. A trusted runner (``python -I``: the workspace is not on ``sys.path``) starts a child
+that calls the task's function and hands the value back on a private pipe; only after the
+child has exited does the runner read a random nonce from its stdin and print the value on a
+line tagged with it, so nothing the workspace's code prints (or finds in memory) counts.
+Symlinks are dropped from the scratch copy, so a link into the task's private files is no
+submission. Each step's score is recorded (``scores.json``), the last one as ``score.json``.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import os
 import re
 import secrets
 import shutil
@@ -31,21 +37,61 @@ from sandbox import Mount, SandboxError, open_sandbox
 TASK_SCRIPTS = "/task/scripts"
 FailureReason = Literal["no_submission", "eval_error", "timeout", "infrastructure"]
 
-# Runs inside the sandbox. The nonce is read from stdin before any task or workspace code runs.
+# Runs inside the sandbox as ``python -I`` (no workspace on sys.path, so a workspace ``json.py``
+# or ``numpy.py`` shadows nothing). It never imports task or workspace code itself: a child
+# process does, with stdin closed, and hands the value back on a private pipe. Only after the
+# child has exited does this process read the nonce (from its own stdin, which the child could
+# not read) and print the tagged line. It is made non-dumpable first, so nothing the child leaves
+# running can read its memory or file descriptors through /proc. Code that eval.py imports from
+# the workspace can therefore print what it likes: without the nonce, no line it prints counts.
 _RUNNER = r"""
-import importlib.util, json, os, sys
-nonce = sys.stdin.readline().strip()
-scripts, folder = sys.argv[1], sys.argv[2]
-sys.path.insert(0, scripts)
-spec = importlib.util.spec_from_file_location("labcoat_task_eval", os.path.join(scripts, "eval.py"))
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
+import json, os, subprocess, sys
 try:
-    value = float(mod.get_score(folder))
+    import ctypes
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 0
+except Exception:
+    pass
+scripts, folder, function = sys.argv[1], sys.argv[2], sys.argv[3]
+read_fd, write_fd = os.pipe()
+child = subprocess.Popen([sys.executable, "-I", "-c", sys.argv[4], scripts, folder, function,
+                          str(write_fd), os.environ.get("PYTHONPATH", "")],
+                         stdin=subprocess.DEVNULL, pass_fds=(write_fd,))
+os.close(write_fd)
+with os.fdopen(read_fd, "rb") as pipe:
+    report = pipe.read(1 << 16)
+code = child.wait()
+nonce = sys.stdin.readline().strip()
+try:
+    report = json.loads(report.decode().strip().splitlines()[-1])
+except Exception:
+    report = {"error": "the evaluation child gave no report"}
+print(f"\nLABCOAT_RESULT {nonce} {json.dumps({**report, 'exit': code})}", flush=True)
+"""
+
+# The child: imports eval.py by path from the pristine scripts folder and calls the function.
+_CHILD = r"""
+import importlib.util, json, os, sys, traceback
+scripts, folder, function, fd, pythonpath = sys.argv[1:6]
+out = os.fdopen(int(fd), "w")
+sys.path[:0] = [scripts] + [p for p in pythonpath.split(":") if p]
+try:
+    os.chdir(folder)
+    spec = importlib.util.spec_from_file_location("labcoat_task_eval", os.path.join(scripts, "eval.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    if not hasattr(mod, function):
+        raise AttributeError(f"eval.py defines no {function}()")
+    value = float(getattr(mod, function)(folder))
+    report = {"value": value}
 except FileNotFoundError as e:
-    print(f"\nLABCOAT_NO_SUBMISSION {nonce} {e}", flush=True)
-    raise
-print(f"\nLABCOAT_SCORE {nonce} {json.dumps(value)}", flush=True)
+    traceback.print_exc()
+    report = {"no_submission": str(e)}
+except BaseException as e:
+    traceback.print_exc()
+    report = {"error": f"{type(e).__name__}: {e}"}
+sys.stdout.flush()
+out.write("\n" + json.dumps(report) + "\n")
+out.flush()
 """
 
 
@@ -91,36 +137,69 @@ def lay_read_only(task: TaskSpec, folder: Path) -> None:
             shutil.copyfile(src, dest)
 
 
-def evaluate(task: TaskSpec, workspace: Path, sandbox: str = "auto") -> EvalResult:
-    """Run the task's ``get_score`` on a scratch copy of ``workspace``."""
+def _drop_symlinks(folder: Path) -> None:
+    """Remove every symlink: a link to ``/task/scripts/answers`` must not become a submission."""
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            if path.is_symlink():
+                path.unlink()
+
+
+def evaluate(task: TaskSpec, workspace: Path, sandbox: str = "auto",
+             function: str = "get_score", timeout: float | None = None) -> EvalResult:
+    """Run the task's ``function`` (from its pristine ``eval.py``) on a scratch copy of ``workspace``.
+
+    Nothing in ``workspace`` is trusted: read-only files are laid over it from the task's
+    ``env/``, ``eval.py`` comes from the task's ``scripts/`` (mounted read-only), and the value
+    is taken only from a line tagged with a nonce the workspace's code never sees.
+    """
+    timeout = timeout or task.limits.eval_timeout
     with tempfile.TemporaryDirectory(prefix="labcoat-score-") as tmp:
         scratch = Path(tmp) / "workspace"
-        shutil.copytree(workspace, scratch, symlinks=True)
-        lay_read_only(task, scratch)
-        limits = sandbox_limits(task).model_copy(update={"timeout": task.limits.eval_timeout})
+        try:
+            shutil.copytree(workspace, scratch, symlinks=True)
+            _drop_symlinks(scratch)
+            lay_read_only(task, scratch)
+        except OSError as err:
+            return EvalResult(failure="infrastructure", detail=f"cannot copy the workspace: {err}")
+        limits = sandbox_limits(task).model_copy(update={"timeout": timeout})
         mounts = [*code_mounts(), Mount(source=task.scripts_dir, target=TASK_SCRIPTS)]
         nonce = secrets.token_hex(16)
         try:
             with open_sandbox(sandbox, scratch, limits, mounts) as sb:
                 result = sb.exec(
-                    [sb.python, "-c", _RUNNER, sb.path_for(TASK_SCRIPTS), sb.workdir],
+                    [sb.python, "-I", "-c", _RUNNER, sb.path_for(TASK_SCRIPTS), sb.workdir,
+                     function, _CHILD],
                     stdin=nonce + "\n",
                 )
         except (SandboxError, OSError, ValueError) as err:
             return EvalResult(failure="infrastructure", detail=f"{type(err).__name__}: {err}")
     if result.timed_out:
         return EvalResult(seconds=result.seconds, failure="timeout",
-                          detail=f"eval.py ran past {task.limits.eval_timeout:g} s")
-    found = re.findall(rf"^LABCOAT_SCORE {nonce} (\S+)$", result.stdout, re.M)
-    if found and result.exit_code == 0:
-        value = json.loads(found[-1])
-        return EvalResult(value=value, seconds=result.seconds)
+                          detail=f"eval.py ran past {timeout:g} s")
+    found = re.findall(rf"^LABCOAT_RESULT {nonce} (.+)$", result.stdout, re.M)
     tail = (result.stderr or result.stdout)[-2000:]
-    if re.search(rf"^LABCOAT_NO_SUBMISSION {nonce}", result.stdout, re.M):
-        return EvalResult(seconds=result.seconds, failure="no_submission", detail=tail)
+    if not found:
+        # The trusted runner always prints its line unless it could not start (infrastructure)
+        # or something killed it: the memory cap, or the evaluated code (an eval error).
+        if result.exit_code in (126, 127) and not result.oom_killed:
+            return EvalResult(seconds=result.seconds, failure="infrastructure",
+                              detail=f"the scoring interpreter did not start (exit {result.exit_code}): {tail}")
+        why = "out of memory" if result.oom_killed else (
+            f"the scoring process died (exit {result.exit_code}) before reporting")
+        return EvalResult(seconds=result.seconds, failure="eval_error", detail=f"{why}: {tail}")
+    report = json.loads(found[-1])
+    if "no_submission" in report:
+        return EvalResult(seconds=result.seconds, failure="no_submission",
+                          detail=f"{report['no_submission']}\n{tail}".strip())
+    value = report.get("value")
+    if report.get("exit") == 0 and isinstance(value, (int, float)) and math.isfinite(value):
+        return EvalResult(value=float(value), seconds=result.seconds)
     reason = "out of memory; " if result.oom_killed else ""
+    problem = report.get("error") or f"{function}() returned {value!r}, not a finite number"
     return EvalResult(seconds=result.seconds, failure="eval_error",
-                      detail=f"{reason}eval.py exited {result.exit_code}: {tail}")
+                      detail=f"{reason}{problem}\n{tail}".strip())
 
 
 def baseline_path(task: TaskSpec) -> Path:
@@ -153,21 +232,110 @@ def make_score(task: TaskSpec, result: EvalResult, step: int | None) -> Score:
     )
 
 
-def score_run(run: RunDir, task: TaskSpec, step: int | None = None, sandbox: str = "auto") -> Score:
-    """Score step ``step``'s snapshot (default: the last) and write ``score.json``."""
-    steps = run.steps()
-    index = len(steps) if step is None else step
+def _restore_and_evaluate(run: RunDir, task: TaskSpec, index: int, sandbox: str) -> EvalResult:
     with tempfile.TemporaryDirectory(prefix="labcoat-restore-") as tmp:
         try:
             run.restore(index, Path(tmp))
         except Exception as err:  # noqa: BLE001 - a broken snapshot is an infrastructure failure
-            result = EvalResult(failure="infrastructure", detail=f"cannot restore step {index}: {err}")
-        else:
-            result = evaluate(task, Path(tmp), sandbox)
-    score = make_score(task, result, index)
-    if step is None:
-        run.write_json("score.json", score.model_dump())
+            return EvalResult(failure="infrastructure", detail=f"cannot restore step {index}: {err}")
+        return evaluate(task, Path(tmp), sandbox)
+
+
+def score_run(run: RunDir, task: TaskSpec, step: int | None = None, sandbox: str = "auto") -> Score:
+    """Score step ``step``'s snapshot (default: the last) and record it.
+
+    The last step's score is the run's result, ``score.json``; every scored step is also kept
+    in ``scores.json`` (the improvement curve).
+    """
+    last = len(run.steps())
+    index = last if step is None else step
+    if not 0 <= index <= last:
+        score = make_score(task, EvalResult(failure="infrastructure",
+                                            detail=f"no step {index}: the run has {last} steps"), index)
+        return score
+    score = make_score(task, _restore_and_evaluate(run, task, index, sandbox), index)
+    _record(run, [score], final=index == last)
     return score
+
+
+def pick_steps(n_steps: int, points: int | None = None) -> list[int]:
+    """Steps 1..n (0 for a run with no steps), or ``points`` of them evenly spaced, last included."""
+    if n_steps <= 0:
+        return [0]
+    every = list(range(1, n_steps + 1))
+    if points is None or points >= n_steps:
+        return every
+    if points <= 1:
+        return [n_steps]
+    picked = {round(1 + i * (n_steps - 1) / (points - 1)) for i in range(points)}
+    return sorted(picked)
+
+
+def _manifest_key(run: RunDir, index: int) -> str | None:
+    try:
+        files = run.snapshots.load(f"{index:05d}").files
+    except Exception:  # noqa: BLE001 - scored (and failed) individually below
+        return None
+    return json.dumps({k: v.sha for k, v in sorted(files.items())})
+
+
+def score_steps(run: RunDir, task: TaskSpec, steps: list[int] | None = None,
+                points: int | None = None, sandbox: str = "auto", progress=None) -> list[Score]:
+    """Score several steps' snapshots (default: every step) so the run's curve exists.
+
+    A step whose workspace is identical to an already scored one (a List Files, an Understand
+    File) reuses that evaluation. Writes ``scores.json``, and ``score.json`` when the last
+    step is among them.
+    """
+    last = len(run.steps())
+    wanted = steps if steps is not None else pick_steps(last, points)
+    seen: dict[str, EvalResult] = {}
+    scores = []
+    for i, index in enumerate(wanted):
+        if not 0 <= index <= last:
+            result = EvalResult(failure="infrastructure", detail=f"no step {index}: the run has {last} steps")
+        else:
+            key = _manifest_key(run, index)
+            if key is not None and key in seen:
+                result = seen[key]
+            else:
+                result = _restore_and_evaluate(run, task, index, sandbox)
+                if key is not None and result.failure != "infrastructure":
+                    seen[key] = result
+        scores.append(make_score(task, result, index))
+        if progress:
+            progress(i + 1, len(wanted), scores[-1])
+    _record(run, scores, final=last in wanted)
+    return scores
+
+
+def load_scores(run_path: Path) -> dict[int, Score]:
+    """Every step scored so far (``scores.json``, plus ``score.json``'s step), by step."""
+    found: dict[int, Score] = {}
+    path = Path(run_path) / "scores.json"
+    if path.exists():
+        for item in json.loads(path.read_text()).get("steps", []):
+            s = Score.model_validate(item)
+            if s.step is not None:
+                found[s.step] = s
+    final = Path(run_path) / "score.json"
+    if final.exists():
+        s = Score.model_validate_json(final.read_text())
+        if s.step is not None:
+            found.setdefault(s.step, s)
+    return dict(sorted(found.items()))
+
+
+def _record(run: RunDir, scores: list[Score], final: bool) -> None:
+    merged = load_scores(run.path)
+    for s in scores:
+        if s.step is not None:
+            merged[s.step] = s
+    run.write_json("scores.json", {"steps": [s.model_dump() for s in sorted(
+        merged.values(), key=lambda s: s.step)]})
+    if final:
+        last = max(scores, key=lambda s: s.step if s.step is not None else -1)
+        run.write_json("score.json", last.model_dump())
 
 
 def run_solve(task: TaskSpec, workspace: Path, sandbox: str = "auto") -> None:

@@ -102,7 +102,9 @@ def batch_cmd(
 
     try:
         result = run_batch(folder, spec, jobs=jobs, executor=executor, ray_address=ray_address,
-                           retry_failed=retry_failed, on_progress=on_progress)
+                           retry_failed=retry_failed, on_progress=on_progress,
+                           on_measure=lambda t: as_json or err_console.print(
+                               f"{t}: no baseline known; measuring it first (labcoat baseline)"))
     except KeyboardInterrupt:
         if live is not None:
             live.stop()

@@ -1,0 +1,487 @@
+"""Batches: every (task, model, seed) combination as its own run, resumable, on K workers or Ray.
+
+A batch lives in one folder::
+
+    BATCH_DIR/batch.json                 the spec and each combination's last known state
+    BATCH_DIR/runs/<combo key>/<run_id>/ the combination's run (one per key; deterministic key)
+    BATCH_DIR/.retired/<combo key>/...   failed attempts moved aside by --retry-failed
+
+What a combination needs next is read from its run directory, not trusted from the manifest
+(a batch killed at any moment leaves the manifest behind the disk): a scored run that ended is
+*done* and skipped; a run left ``created``/``running``/``interrupted`` (the batch was stopped)
+is resumed in place; a run that ended in ``error``, a combination whose worker raised, and a
+run whose scoring hit an infrastructure failure are *failed* and retried only when asked
+(``retry_failed``): the old attempt is moved to ``.retired/`` and a fresh run starts (an
+infrastructure failure of scoring alone is just scored again).
+
+:func:`run_combo` is the unit of work (one process runs one combination to its end and scores
+it); the executors only decide where it runs: ``local`` (a pool of K worker processes) or
+``ray`` (one Ray task per combination, on a local instance or a cluster at ``ray_address``;
+the batch folder must then be on a filesystem every node shares).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import multiprocessing
+import os
+import shlex
+import shutil
+import time
+import traceback
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from environments.runs import RunMeta, now
+from environments.snapshots import _fsync_write
+
+MANIFEST = "batch.json"
+ENDED = {"finished", "max_steps", "max_time", "max_tokens", "max_cost"}
+RESUMABLE = {"created", "running", "interrupted"}
+PASSED_ENV = ("LABCOAT_HOME",)
+ComboState = Literal["pending", "done", "resume", "failed", "rescore"]
+
+
+class BatchSpec(BaseModel):
+    """What a batch runs; stored in ``batch.json`` so ``--resume DIR`` needs nothing else."""
+
+    tasks: list[str]
+    models: list[str]
+    seeds: list[int] = Field(default_factory=lambda: [0])
+    agent: str | None = None
+    actions: str | None = None
+    sandbox: str = "auto"
+    max_steps: int | None = None
+    max_time: float | None = None
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    score: bool = True
+    baseline_runs: int = Field(3, ge=1, description="runs to measure a task's missing baseline")
+    score_points: int | None = Field(
+        None, description="also score this many evenly spaced steps (0: every step) for curves")
+
+
+class Combo(BaseModel):
+    task: str
+    model: str
+    seed: int
+
+    @property
+    def key(self) -> str:
+        return combo_key(self.task, self.model, self.seed)
+
+
+def _slug(text: str, n: int) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "-" for c in text)[:n].strip("-.") or "x"
+
+
+def combo_key(task: str, model: str, seed: int) -> str:
+    """A folder name fixed by the combination (the hash keeps similar model strings apart)."""
+    digest = hashlib.sha1(f"{task}\0{model}".encode()).hexdigest()[:6]
+    return f"{_slug(Path(task).name, 40)}__{_slug(model, 40)}-{digest}__s{seed}"
+
+
+def combos(spec: BatchSpec) -> list[Combo]:
+    return [Combo(task=t, model=m, seed=s) for t in spec.tasks for m in spec.models for s in spec.seeds]
+
+
+class ComboRecord(BaseModel):
+    task: str
+    model: str
+    seed: int
+    run_dir: str | None = None
+    state: str = "pending"
+    status: str | None = None
+    attempts: int = 0
+    error: str | None = None
+    improvement: float | None = None
+    success: bool | None = None
+    failure: str | None = None
+    cost: float = 0.0
+    tokens: int = 0
+    updated_at: str = Field(default_factory=now)
+
+
+class Manifest(BaseModel):
+    spec: BatchSpec
+    combos: dict[str, ComboRecord] = Field(default_factory=dict)
+    created_at: str = Field(default_factory=now)
+    updated_at: str = Field(default_factory=now)
+
+
+# ---- the batch folder -------------------------------------------------------------------------
+
+def runs_root(batch_dir: Path, key: str) -> Path:
+    return Path(batch_dir) / "runs" / key
+
+
+def find_run(batch_dir: Path, key: str) -> Path | None:
+    """The combination's run directory, if it has one (the newest, should there be several)."""
+    root = runs_root(batch_dir, key)
+    found = sorted(p.parent for p in root.glob("*/run.json")) if root.is_dir() else []
+    return found[-1] if found else None
+
+
+def load_manifest(batch_dir: Path) -> Manifest | None:
+    path = Path(batch_dir) / MANIFEST
+    return Manifest.model_validate_json(path.read_text()) if path.is_file() else None
+
+
+def save_manifest(batch_dir: Path, manifest: Manifest) -> None:
+    manifest.updated_at = now()
+    Path(batch_dir).mkdir(parents=True, exist_ok=True)
+    _fsync_write(Path(batch_dir) / MANIFEST, manifest.model_dump_json(indent=2))
+
+
+def open_batch(batch_dir: Path, spec: BatchSpec | None) -> Manifest:
+    """The batch's manifest: made from ``spec``, or read back (and checked against ``spec``)."""
+    batch_dir = Path(batch_dir)
+    manifest = load_manifest(batch_dir)
+    if manifest is None:
+        if spec is None:
+            raise FileNotFoundError(f"{batch_dir}: no {MANIFEST}; not a batch folder")
+        manifest = Manifest(spec=spec)
+    elif spec is not None and spec != manifest.spec:
+        raise ValueError(f"{batch_dir} holds a batch with a different spec; resume it with "
+                         f"--resume {batch_dir} or choose another --batch-dir")
+    for c in combos(manifest.spec):
+        manifest.combos.setdefault(c.key, ComboRecord(task=c.task, model=c.model, seed=c.seed))
+    save_manifest(batch_dir, manifest)
+    return manifest
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def assess(batch_dir: Path, key: str, record: ComboRecord, spec: BatchSpec) -> ComboState:
+    """What this combination needs, judged from its run directory."""
+    run = find_run(batch_dir, key)
+    if run is None:
+        return "failed" if record.state == "failed" else "pending"
+    meta = _read_json(run / "run.json") or {}
+    status = meta.get("status")
+    if status in RESUMABLE:
+        return "resume"
+    if status not in ENDED:
+        return "failed"
+    if not spec.score:
+        return "done"
+    score = _read_json(run / "score.json")
+    if score is None:
+        return "rescore"
+    return "failed" if score.get("failure") == "infrastructure" else "done"
+
+
+class Plan(BaseModel):
+    todo: list[str]
+    done: list[str]
+    failed_skipped: list[str]
+    retried: list[str]
+
+
+def plan(batch_dir: Path, manifest: Manifest, retry_failed: bool = False) -> Plan:
+    todo, done, skipped, retried = [], [], [], []
+    for key, record in manifest.combos.items():
+        state = assess(batch_dir, key, record, manifest.spec)
+        if state == "done":
+            done.append(key)
+        elif state == "failed":
+            (retried if retry_failed else skipped).append(key)
+            if retry_failed:
+                todo.append(key)
+        else:
+            todo.append(key)
+    return Plan(todo=todo, done=done, failed_skipped=skipped, retried=retried)
+
+
+# ---- one combination ----------------------------------------------------------------------
+
+def actor_for(model: str, agent: str | None = None, actions: str | None = None, seed: int = 0):
+    """The actor for a batch's model string.
+
+    ``replay/<file.jsonl>`` replays that file; anything else goes to
+    :func:`agent.factory.make_actor` with the ``--agent``/``--actions`` choices, and the model
+    and seed where the factory takes them.
+    """
+    from agent.factory import make_actor
+    from agent.replay import ReplayActor
+
+    if model.startswith("replay/"):
+        return ReplayActor.from_file(model.split("/", 1)[1])
+    params = inspect.signature(make_actor).parameters
+    open_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    kwargs: dict[str, Any] = {"actions": Path(actions) if actions else None}
+    for name, value in (("model", model), ("seed", seed)):
+        if name in params or open_kw:
+            kwargs[name] = value
+    return make_actor(agent, **kwargs)
+
+
+def _retire(batch_dir: Path, key: str) -> None:
+    root = runs_root(batch_dir, key)
+    if root.is_dir() and any(root.iterdir()):
+        dest = Path(batch_dir) / ".retired" / key / time.strftime("%Y%m%d-%H%M%S")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(root), str(dest))
+
+
+def run_combo(job: dict[str, Any]) -> dict[str, Any]:
+    """Run one combination to its end and score it; never raises (errors come back as data).
+
+    ``job``: ``batch_dir``, ``key``, ``task``, ``model``, ``seed``, ``spec`` (a BatchSpec dict),
+    ``retry`` (start afresh instead of continuing a failed attempt), ``env`` (variables to set).
+    """
+    os.environ.update(job.get("env") or {})
+    from agent.runner import Budgets, create_run, drive, task_of
+    from environments.runs import RunDir
+    from environments.scoring import score_run, score_steps
+
+    batch_dir, key = Path(job["batch_dir"]), job["key"]
+    spec = BatchSpec.model_validate(job["spec"])
+    out: dict[str, Any] = {"key": key, "pid": os.getpid(), "host": os.uname().nodename}
+    start = time.perf_counter()
+    try:
+        existing = find_run(batch_dir, key)
+        if existing is not None and job.get("retry"):
+            meta = RunMeta.model_validate_json((existing / "run.json").read_text())
+            score = _read_json(existing / "score.json") or {}
+            if meta.status in ENDED and score.get("failure") == "infrastructure":
+                pass  # the run is fine; only its scoring failed: score it again below
+            else:
+                _retire(batch_dir, key)
+                existing = None
+        actor = actor_for(job["model"], spec.agent, spec.actions, job["seed"])
+        if existing is not None:
+            run = RunDir.open(existing)
+            task = task_of(run)
+        else:
+            budgets = Budgets(max_steps=spec.max_steps, max_time=spec.max_time,
+                              max_tokens=spec.max_tokens, max_cost=spec.max_cost)
+            run, task = create_run(job["task"], actor, runs_root(batch_dir, key), sandbox=spec.sandbox,
+                                   seed=job["seed"], model=job["model"], budgets=budgets,
+                                   settings={"batch": str(batch_dir), "batch_key": key})
+        if run.meta.status not in ENDED:
+            drive(run, task, actor)
+        out.update(run_dir=str(run.path), status=run.meta.status, reason=run.meta.status_reason,
+                   cost=run.meta.totals.cost,
+                   tokens=run.meta.totals.tokens_in + run.meta.totals.tokens_out)
+        if spec.score and run.meta.status in ENDED:
+            if spec.score_points is not None:
+                score_steps(run, task, points=spec.score_points or None, sandbox=run.meta.sandbox)
+            s = score_run(run, task, sandbox=run.meta.sandbox)
+            out.update(improvement=s.improvement, success=s.success, failure=s.failure)
+        out["ok"] = run.meta.status in ENDED and out.get("failure") != "infrastructure"
+    except Exception as err:  # noqa: BLE001 - one combination's failure must not stop the batch
+        out.update(ok=False, error=f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=5)}")
+    out["seconds"] = round(time.perf_counter() - start, 3)
+    return out
+
+
+# ---- executors --------------------------------------------------------------------------------
+
+class Progress(BaseModel):
+    total: int
+    done: int = 0
+    running: int = 0
+    failed: int = 0
+    pending: int = 0
+    cost: float = 0.0
+
+
+def _cost_so_far(batch_dir: Path, keys: list[str]) -> float:
+    total = 0.0
+    for key in keys:
+        run = find_run(batch_dir, key)
+        meta = _read_json(run / "run.json") if run else None
+        if meta:
+            total += float(meta.get("totals", {}).get("cost", 0.0))
+    return total
+
+
+class BatchResult(BaseModel):
+    batch_dir: str
+    total: int
+    done: int
+    failed: int
+    skipped_failed: int
+    ran: int
+    seconds: float
+    cost: float
+    results: list[dict[str, Any]]
+    resume_command: str
+
+
+def resume_command(batch_dir: Path, retry_failed: bool = False, jobs: int | None = None,
+                   executor: str | None = None, ray_address: str | None = None) -> str:
+    parts = ["labcoat", "batch", "--resume", str(batch_dir)]
+    if jobs:
+        parts += ["--jobs", str(jobs)]
+    if executor and executor != "local":
+        parts += ["--executor", executor]
+    if ray_address:
+        parts += ["--ray-address", ray_address]
+    if retry_failed:
+        parts.append("--retry-failed")
+    return shlex.join(parts)
+
+
+def _local_executor(jobs: list[dict], workers: int, on_result: Callable[[dict], None],
+                    tick: Callable[[int], None]) -> None:
+    ctx = multiprocessing.get_context("spawn")  # no fork of a threaded parent (progress bars)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        futures = {pool.submit(run_combo, job): job for job in jobs}
+        try:
+            pending = set(futures)
+            while pending:
+                finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    job = futures[f]
+                    try:
+                        on_result(f.result())
+                    except Exception as err:  # noqa: BLE001 - a worker process died
+                        on_result({"key": job["key"], "ok": False,
+                                   "error": f"worker failed: {type(err).__name__}: {err}"})
+                tick(min(workers, len(pending)))
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
+def _ray_executor(jobs: list[dict], workers: int, on_result: Callable[[dict], None],
+                  tick: Callable[[int], None], address: str | None) -> None:
+    try:
+        import ray
+    except ImportError as err:
+        raise RuntimeError("--executor ray needs Ray: pip install 'labcoat[ray]'") from err
+    started_here = not ray.is_initialized()
+    if started_here:
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
+                     object_store_memory=80 * 1024 * 1024, configure_logging=False)
+    refs: dict = {}
+    try:
+        remote = ray.remote(num_cpus=1, max_retries=0)(run_combo)
+        refs = {remote.remote(job): job for job in jobs}
+        while refs:
+            finished, _ = ray.wait(list(refs), num_returns=1, timeout=1.0)
+            for ref in finished:
+                job = refs.pop(ref)
+                try:
+                    on_result(ray.get(ref))
+                except Exception as err:  # noqa: BLE001 - a Ray worker died
+                    on_result({"key": job["key"], "ok": False,
+                               "error": f"ray task failed: {type(err).__name__}: {err}"})
+            tick(min(workers, len(refs)))
+    except BaseException:
+        for ref in refs:
+            ray.cancel(ref, force=True)
+        raise
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+def ensure_baselines(spec: BatchSpec, on_measure: Callable[[str], None] | None = None) -> dict[str, float]:
+    """Every task's baseline, measured now (``baseline_runs`` times) and stored where none is known.
+
+    Without a baseline no run of the task could have an improvement, so this happens once,
+    before any run, rather than leaving a whole batch unscorable.
+    """
+    from environments.prepare import prepare_task
+    from environments.scoring import known_baseline, measure, store_baseline, summarise
+    from environments.suite import resolve_task
+
+    found = {}
+    for name in spec.tasks:
+        task = prepare_task(resolve_task(name))
+        value = known_baseline(task)
+        if value is None:
+            if on_measure:
+                on_measure(task.name)
+            measured = summarise(task, measure(task, runs=spec.baseline_runs, sandbox=spec.sandbox))
+            store_baseline(task, measured)
+            value = measured.mean
+        found[name] = value
+    return found
+
+
+def run_batch(batch_dir: str | Path, spec: BatchSpec | None = None, *, jobs: int = 1,
+              executor: str = "local", ray_address: str | None = None, retry_failed: bool = False,
+              on_progress: Callable[[Progress], None] | None = None,
+              on_measure: Callable[[str], None] | None = None) -> BatchResult:
+    """Run (or resume) a batch; ``spec`` may be left out to resume what ``batch_dir`` holds."""
+    batch_dir = Path(batch_dir).resolve()
+    manifest = open_batch(batch_dir, spec)
+    spec = manifest.spec
+    p = plan(batch_dir, manifest, retry_failed)
+    if spec.score and p.todo:
+        ensure_baselines(spec, on_measure)
+    env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
+    job_list = []
+    for key in p.todo:
+        r = manifest.combos[key]
+        job_list.append({"batch_dir": str(batch_dir), "key": key, "task": r.task, "model": r.model,
+                         "seed": r.seed, "spec": spec.model_dump(), "retry": key in p.retried,
+                         "env": env})
+        r.attempts += 1
+        r.state = "running"
+    save_manifest(batch_dir, manifest)
+    progress = Progress(total=len(manifest.combos), done=len(p.done), failed=len(p.failed_skipped),
+                        pending=len(job_list))
+    results: list[dict] = []
+    start = time.perf_counter()
+    last_cost = [0.0]
+
+    def tick(running: int) -> None:
+        progress.running = running
+        progress.pending = len(job_list) - len(results) - running
+        if time.perf_counter() - last_cost[0] > 2.0 or running == 0:
+            progress.cost = _cost_so_far(batch_dir, list(manifest.combos))
+            last_cost[0] = time.perf_counter()
+        if on_progress:
+            on_progress(progress)
+
+    def on_result(res: dict) -> None:
+        results.append(res)
+        r = manifest.combos[res["key"]]
+        r.run_dir = res.get("run_dir", r.run_dir)
+        r.status = res.get("status", r.status)
+        r.error = res.get("error")
+        r.improvement, r.success, r.failure = res.get("improvement"), res.get("success"), res.get("failure")
+        r.cost, r.tokens = res.get("cost", 0.0), res.get("tokens", 0)
+        r.state = "done" if res.get("ok") else "failed"
+        r.updated_at = now()
+        save_manifest(batch_dir, manifest)
+        if res.get("ok"):
+            progress.done += 1
+        else:
+            progress.failed += 1
+
+    tick(0)
+    if job_list:
+        workers = max(1, min(jobs, len(job_list)))
+        if executor == "local":
+            _local_executor(job_list, workers, on_result, tick)
+        elif executor == "ray":
+            _ray_executor(job_list, workers, on_result, tick, ray_address)
+        else:
+            raise ValueError(f"unknown executor {executor!r} (local or ray)")
+    tick(0)
+    return BatchResult(
+        batch_dir=str(batch_dir), total=progress.total, done=progress.done, failed=progress.failed,
+        skipped_failed=len(p.failed_skipped), ran=len(results),
+        seconds=round(time.perf_counter() - start, 3), cost=progress.cost, results=results,
+        resume_command=resume_command(batch_dir, retry_failed=progress.failed > 0),
+    )

@@ -1,0 +1,375 @@
+"""Reports over many runs: pure aggregation of run directories (reading them is all it does).
+
+One row per task × model: runs, success rate, mean improvement ± stderr, best-step improvement,
+mean steps, tokens, cost, wall time, and failures by reason — the measures MLAgentBench reports,
+plus error bars. Every run found counts: a run never scored, a run whose evaluation failed and a
+run lost to an infrastructure failure are all runs without success; infrastructure failures are
+also shown in their own column, never silently dropped.
+
+Improvement is the scored value's relative gain over the baseline (``score.json``). The
+best-step improvement is, per run, the best improvement among its scored steps
+(``scores.json``, from ``labcoat score --all-steps``; the final score alone when there is no
+curve), averaged over runs. Plots (matplotlib, imported only when plotting) are drawn from the
+same numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import statistics
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from environments.runs import RunMeta
+from environments.scoring import FailureReason, Score, load_scores
+
+FAILURE_REASONS: tuple[FailureReason, ...] = ("no_submission", "eval_error", "timeout", "infrastructure")
+_SKIP_DIRS = {"workspace", "snapshots", "backups"}
+
+
+class RunRecord(BaseModel):
+    """One run as a report sees it."""
+
+    path: str
+    run_id: str
+    task: str
+    model: str = Field(description="the model string, else the agent/actor name")
+    seed: int = 0
+    status: str
+    steps: int = 0
+    tokens: int = 0
+    cost: float = 0.0
+    seconds: float = 0.0
+    score: Score | None = None
+    curve: dict[int, float | None] = Field(default_factory=dict, description="step -> improvement")
+    error: str | None = Field(None, description="why a batch combination never made a run")
+
+    @property
+    def outcome(self) -> str:
+        """``success``, ``below_threshold``, a failure reason, or ``unscored``."""
+        if self.error is not None:
+            return "not_run"
+        if self.score is None:
+            return "unscored"
+        if self.score.failure is not None:
+            return self.score.failure
+        if self.score.improvement is None:
+            return "no_baseline"
+        return "success" if self.score.success else "below_threshold"
+
+    @property
+    def improvement(self) -> float | None:
+        return self.score.improvement if self.score is not None else None
+
+    @property
+    def best_improvement(self) -> float | None:
+        values = [v for v in self.curve.values() if v is not None]
+        if self.improvement is not None:
+            values.append(self.improvement)
+        return max(values) if values else None
+
+
+def model_label(meta: RunMeta) -> str:
+    return meta.model or meta.agent or meta.actor
+
+
+def find_run_dirs(root: str | Path) -> list[Path]:
+    """Every folder under ``root`` (or ``root`` itself) holding a ``run.json``.
+
+    Hidden folders (a batch's ``.retired/`` attempts) and a run's own inner folders are skipped.
+    """
+    root = Path(root)
+    if (root / "run.json").is_file():
+        return [root]
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        if "run.json" in filenames:
+            found.append(Path(dirpath))
+            dirnames[:] = []
+            continue
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in _SKIP_DIRS)
+    return sorted(found)
+
+
+def load_run(path: str | Path) -> RunRecord:
+    path = Path(path)
+    meta = RunMeta.model_validate_json((path / "run.json").read_text())
+    score = None
+    if (path / "score.json").is_file():
+        score = Score.model_validate_json((path / "score.json").read_text())
+    curve = {step: s.improvement for step, s in load_scores(path).items()}
+    t = meta.totals
+    return RunRecord(
+        path=str(path), run_id=meta.run_id, task=meta.task, model=model_label(meta), seed=meta.seed,
+        status=meta.status, steps=t.steps, tokens=t.tokens_in + t.tokens_out, cost=t.cost,
+        seconds=t.seconds, score=score, curve=curve,
+    )
+
+
+def lost_combinations(root: str | Path) -> list[RunRecord]:
+    """Batch combinations (``batch.json`` under ``root``) that failed before making a run dir.
+
+    They count as runs that failed (outcome ``not_run``) so a crash is never dropped silently.
+    """
+    records = []
+    for manifest in sorted(Path(root).rglob("batch.json")):
+        if any(part.startswith(".") for part in manifest.relative_to(root).parts):
+            continue
+        try:
+            combos = json.loads(manifest.read_text()).get("combos", {})
+        except (OSError, ValueError):
+            continue
+        for key, c in combos.items():
+            if c.get("state") == "failed" and not c.get("run_dir"):
+                records.append(RunRecord(
+                    path=str(manifest.parent / "runs" / key), run_id=f"{key} (no run)",
+                    task=Path(c["task"]).name, model=c["model"], seed=c.get("seed", 0),
+                    status="error", error=(c.get("error") or "").strip()[:500]))
+    return records
+
+
+def load_runs(*roots: str | Path, label: str | None = None) -> list[RunRecord]:
+    """All runs under ``roots`` (and batch combinations lost before their run started);
+    ``label`` replaces each run's model label (for comparisons)."""
+    records = [load_run(p) for root in roots for p in find_run_dirs(root)]
+    records += [r for root in roots for r in lost_combinations(root)]
+    if label is not None:
+        for r in records:
+            r.model = label
+    return records
+
+
+def _mean(values: list[float]) -> float | None:
+    return statistics.fmean(values) if values else None
+
+
+def _stderr(values: list[float]) -> float | None:
+    return statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else None
+
+
+class Row(BaseModel):
+    """One task × model cell of the report."""
+
+    task: str
+    model: str
+    runs: int
+    successes: int
+    success_rate: float
+    success_rate_stderr: float | None
+    scored: int = Field(description="runs with a value (the improvement's n)")
+    mean_improvement: float | None
+    improvement_stderr: float | None
+    best_step_improvement: float | None
+    best_step_improvement_stderr: float | None
+    mean_steps: float
+    mean_tokens: float
+    total_tokens: int
+    mean_cost: float
+    total_cost: float
+    mean_seconds: float
+    failures: dict[str, int] = Field(
+        description="failure reason, or unscored / not_run / no_baseline -> runs without success")
+    infrastructure_failures: int
+    run_errors: int = Field(description="runs whose episode ended with status error (or never ran)")
+
+
+def summarise_runs(task: str, model: str, runs: list[RunRecord]) -> Row:
+    n = len(runs)
+    successes = sum(r.outcome == "success" for r in runs)
+    rate = successes / n if n else 0.0
+    imps = [r.improvement for r in runs if r.improvement is not None]
+    best = [r.best_improvement for r in runs if r.best_improvement is not None]
+    failures = {k: sum(r.outcome == k for r in runs) for k in (*FAILURE_REASONS, "unscored", "not_run", "no_baseline")}
+    return Row(
+        task=task, model=model, runs=n, successes=successes, success_rate=rate,
+        success_rate_stderr=math.sqrt(rate * (1 - rate) / n) if n > 1 else None,
+        scored=len(imps), mean_improvement=_mean(imps), improvement_stderr=_stderr(imps),
+        best_step_improvement=_mean(best), best_step_improvement_stderr=_stderr(best),
+        mean_steps=_mean([r.steps for r in runs]) or 0.0,
+        mean_tokens=_mean([r.tokens for r in runs]) or 0.0, total_tokens=sum(r.tokens for r in runs),
+        mean_cost=_mean([r.cost for r in runs]) or 0.0, total_cost=sum(r.cost for r in runs),
+        mean_seconds=_mean([r.seconds for r in runs]) or 0.0,
+        failures={k: v for k, v in failures.items() if v},
+        infrastructure_failures=failures["infrastructure"],
+        run_errors=sum(r.status == "error" for r in runs),
+    )
+
+
+def build_report(runs: list[RunRecord]) -> list[Row]:
+    groups: dict[tuple[str, str], list[RunRecord]] = {}
+    for r in runs:
+        groups.setdefault((r.task, r.model), []).append(r)
+    return [summarise_runs(task, model, rs) for (task, model), rs in sorted(groups.items())]
+
+
+class Comparison(BaseModel):
+    task: str
+    a: Row
+    b: Row
+    success_rate_delta: float
+    mean_improvement_delta: float | None
+
+
+def compare(rows: list[Row], a: str, b: str) -> list[Comparison]:
+    """Models ``a`` and ``b`` side by side on the tasks both ran."""
+    by = {(r.task, r.model): r for r in rows}
+    tasks = sorted({r.task for r in rows if (r.task, a) in by and (r.task, b) in by})
+    out = []
+    for t in tasks:
+        ra, rb = by[(t, a)], by[(t, b)]
+        delta = (None if ra.mean_improvement is None or rb.mean_improvement is None
+                 else rb.mean_improvement - ra.mean_improvement)
+        out.append(Comparison(task=t, a=ra, b=rb, success_rate_delta=rb.success_rate - ra.success_rate,
+                              mean_improvement_delta=delta))
+    return out
+
+
+# ---- rendering (text only; the CLI prints it) -------------------------------------------------
+
+def pct(value: float | None, err: float | None = None) -> str:
+    if value is None:
+        return "–"
+    return f"{value:+.1%}" + (f" ± {err:.1%}" if err is not None else "")
+
+
+def rate(row: Row) -> str:
+    err = f" ± {row.success_rate_stderr:.0%}" if row.success_rate_stderr is not None else ""
+    return f"{row.success_rate:.0%}{err} ({row.successes}/{row.runs})"
+
+
+def failures_text(row: Row) -> str:
+    return ", ".join(f"{k} {v}" for k, v in row.failures.items() if k != "infrastructure") or "0"
+
+
+COLUMNS = ["task", "model", "runs", "success", "mean improvement", "best-step improvement",
+           "steps", "tokens", "cost $", "wall s", "failures", "infra failures"]
+
+
+def row_cells(row: Row) -> list[str]:
+    return [row.task, row.model, str(row.runs), rate(row),
+            pct(row.mean_improvement, row.improvement_stderr),
+            pct(row.best_step_improvement, row.best_step_improvement_stderr),
+            f"{row.mean_steps:.1f}", f"{row.mean_tokens:,.0f}", f"{row.total_cost:.4f}",
+            f"{row.mean_seconds:.1f}", failures_text(row), str(row.infrastructure_failures)]
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def to_markdown(rows: list[Row]) -> str:
+    note = ("Success: improvement ≥ the task's threshold. Improvement: mean ± stderr over scored "
+            "runs; steps and tokens are means per run; cost is the total. Failures count as runs "
+            "without success; infrastructure failures are listed separately.")
+    return _md_table(COLUMNS, [row_cells(r) for r in rows]) + "\n\n" + note + "\n"
+
+
+def comparison_markdown(comparisons: list[Comparison], a: str, b: str) -> str:
+    header = ["task", f"{a} success", f"{b} success", "Δ success", f"{a} improvement",
+              f"{b} improvement", "Δ improvement", f"{a} cost $", f"{b} cost $"]
+    body = [[c.task, rate(c.a), rate(c.b), f"{c.success_rate_delta:+.0%}",
+             pct(c.a.mean_improvement, c.a.improvement_stderr),
+             pct(c.b.mean_improvement, c.b.improvement_stderr), pct(c.mean_improvement_delta),
+             f"{c.a.total_cost:.4f}", f"{c.b.total_cost:.4f}"] for c in comparisons]
+    return _md_table(header, body) + "\n"
+
+
+def report_json(rows: list[Row], runs: list[RunRecord]) -> dict[str, Any]:
+    return {"rows": [r.model_dump() for r in rows],
+            "runs": [{**r.model_dump(exclude={"score", "curve"}), "outcome": r.outcome,
+                      "improvement": r.improvement, "best_improvement": r.best_improvement}
+                     for r in runs]}
+
+
+# ---- plots ----------------------------------------------------------------------------------
+
+def improvement_curves(runs: list[RunRecord]) -> dict[str, dict[str, list[tuple[int, float, float]]]]:
+    """task -> model -> [(step, mean improvement, stderr)] over that model's runs.
+
+    A run's improvement at a step is its latest scored improvement at or before the step (a run
+    that ended keeps its final value); steps are the union of scored steps.
+    """
+    out: dict[str, dict[str, list[tuple[int, float, float]]]] = {}
+    groups: dict[tuple[str, str], list[RunRecord]] = {}
+    for r in runs:
+        curve = dict(r.curve)
+        if not curve and r.score is not None and r.score.step is not None:
+            curve = {r.score.step: r.improvement}
+        if any(v is not None for v in curve.values()):
+            groups.setdefault((r.task, r.model), []).append(r.model_copy(update={"curve": curve}))
+    for (task, model), rs in sorted(groups.items()):
+        grid = sorted({s for r in rs for s in r.curve})
+        points = []
+        for step in grid:
+            values = []
+            for r in rs:
+                known = [(s, v) for s, v in sorted(r.curve.items()) if s <= step and v is not None]
+                if known:
+                    values.append(known[-1][1])
+            if values:
+                points.append((step, statistics.fmean(values), _stderr(values) or 0.0))
+        out.setdefault(task, {})[model] = points
+    return out
+
+
+def write_plots(rows: list[Row], runs: list[RunRecord], folder: str | Path) -> list[Path]:
+    """PNG files: improvement over steps per model (one per task); success rate vs tokens."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from matplotlib.ticker import MaxNLocator
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    models = sorted({r.model for r in rows} | {r.model for r in runs})
+    color = {m: f"C{i % 10}" for i, m in enumerate(models)}
+    for task, curves in improvement_curves(runs).items():
+        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+        for model, pts in curves.items():
+            xs = [p[0] for p in pts]
+            ys = [100 * p[1] for p in pts]
+            es = [100 * p[2] for p in pts]
+            ax.plot(xs, ys, marker="o", ms=3, label=model, color=color[model])
+            ax.fill_between(xs, [y - e for y, e in zip(ys, es, strict=True)],
+                            [y + e for y, e in zip(ys, es, strict=True)], alpha=0.2, color=color[model])
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.axhline(0, color="grey", lw=0.8)
+        ax.set(xlabel="step", ylabel="improvement over baseline (%)",
+               title=f"{task}: improvement over steps (mean ± stderr)")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in task)
+        path = folder / f"improvement_{safe}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    markers = "osD^v<>ph*"
+    tasks = sorted({r.task for r in rows})
+    for r in rows:
+        ax.errorbar(r.mean_tokens, 100 * r.success_rate, yerr=100 * (r.success_rate_stderr or 0.0),
+                    marker=markers[tasks.index(r.task) % len(markers)], capsize=3,
+                    color=color[r.model], label=f"{r.model} · {r.task}")
+    ax.set(xlabel="mean tokens per run", ylabel="success rate (%)", title="success rate vs tokens spent")
+    ax.set_ylim(-5, 105)
+    if rows:
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = folder / "success_vs_tokens.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    written.append(path)
+    return written
+
+
+def dump(data: Any) -> str:
+    return json.dumps(data, indent=2, default=str)

@@ -1,0 +1,82 @@
+"""The ``Validate Submission`` action: score the current workspace on a split the actor cannot read.
+
+Offered when ``task.toml`` sets ``validation_budget > 0``. The task's ``scripts/eval.py`` must
+then define ``get_validation_score(submission_folder) -> float``, which scores the workspace on a
+validation split kept in ``scripts/`` (private data, like the test answers, never in the
+workspace). The evaluation is the scorer's own (``environments.scoring.evaluate``): a scratch
+copy of the workspace with the read-only files laid back, eval.py from the pristine scripts, run
+in the sandbox, the value read from a nonce-tagged line. Each call that reached the task's eval
+uses one unit of the per-run budget; an infrastructure failure does not. The count lives in the
+run's trace, so it survives a resume.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from environments.actions import ActionArgs, ActionSpec
+from environments.observation import Observation
+
+if TYPE_CHECKING:
+    from environments.environment import Environment
+    from environments.task import TaskSpec
+
+VALIDATE = "Validate Submission"
+VALIDATION_FUNCTION = "get_validation_score"
+
+
+class ValidateArgs(ActionArgs):
+    """No arguments: the current workspace is what gets validated."""
+
+
+def validations_used(env: Environment) -> int:
+    """Counted calls so far in this run (from the trace), plus any in an unrecorded session."""
+    used = 0
+    if env.run is not None:
+        used = sum(1 for s in env.run.steps()
+                   if s.action == VALIDATE and (s.data or {}).get("counted"))
+    return used + getattr(env, "_unrecorded_validations", 0)
+
+
+def _validate(env: Environment, args: ValidateArgs) -> Observation:
+    from environments.scoring import evaluate  # scoring imports the environment module
+
+    task = env.task
+    budget = task.validation_budget
+    used = validations_used(env)
+    if used >= budget:
+        return env.observe(f"No validation budget left: all {budget} validations of this run are "
+                           "used. Submit with Final Answer when ready.", error=True,
+                           data={"counted": False, "left": 0, "budget": budget})
+    kind = env.run.meta.sandbox if env.run is not None else env.sandbox.backend
+    result = evaluate(task, env.workspace, kind, function=VALIDATION_FUNCTION)
+    counted = result.failure != "infrastructure"
+    if counted and env.run is None:
+        env._unrecorded_validations = getattr(env, "_unrecorded_validations", 0) + 1
+    left = budget - used - (1 if counted else 0)
+    data = {"counted": counted, "left": left, "budget": budget, "value": result.value,
+            "failure": result.failure, "metric": task.metric}
+    arrow = "higher" if task.higher_is_better else "lower"
+    if result.value is not None:
+        text = (f"Validation {task.metric} ({arrow} is better): {result.value:.6g}\n"
+                f"Validation budget left: {left} of {budget}.")
+        return env.observe(text, seconds=result.seconds, data=data)
+    note = "" if counted else " (an infrastructure error; this call was not counted)"
+    text = (f"Validation failed ({result.failure}){note}: {result.detail[-1500:]}\n"
+            f"Validation budget left: {left} of {budget}.")
+    return env.observe(text, error=True, seconds=result.seconds, data=data)
+
+
+VALIDATE_ACTION = ActionSpec(
+    VALIDATE,
+    "Score the current workspace on a held-out validation split you cannot read (the task's own "
+    "evaluation, run on a clean copy). Each call uses one unit of this run's validation budget; "
+    "the observation says how many are left.",
+    ValidateArgs,
+    _validate,
+)
+
+
+def validation_actions(task: TaskSpec) -> list[ActionSpec]:
+    """``[Validate Submission]`` when the task offers a validation budget, else nothing."""
+    return [VALIDATE_ACTION] if task.validation_budget > 0 else []

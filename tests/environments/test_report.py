@@ -1,0 +1,126 @@
+"""Reports on hand-made run directories whose answers are known."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from environments.report import build_report, compare, improvement_curves, load_runs, to_markdown, write_plots
+from environments.runs import RunMeta, Totals
+from tui.cli import app
+
+
+def score(task: str, value: float | None, improvement: float | None, step: int,
+          failure: str | None = None, threshold: float = 0.1) -> dict:
+    return {"task": task, "metric": "acc", "direction": "higher", "value": value, "baseline": 10.0,
+            "improvement": improvement, "success": improvement is not None and improvement >= threshold,
+            "threshold": threshold, "step": step, "eval_seconds": 1.0, "failure": failure}
+
+
+def make_run(root: Path, run_id: str, task: str, model: str, *, status: str = "finished",
+             steps: int = 3, tokens: tuple[int, int] = (0, 0), cost: float = 0.0, seconds: float = 0.0,
+             final: dict | None = None, curve: list[dict] | None = None) -> Path:
+    path = root / run_id
+    path.mkdir(parents=True)
+    meta = RunMeta(run_id=run_id, task=task, task_root="/nowhere", actor="agent", agent="research",
+                   model=model, status=status,
+                   totals=Totals(steps=steps, tokens_in=tokens[0], tokens_out=tokens[1], cost=cost,
+                                 seconds=seconds))
+    (path / "run.json").write_text(meta.model_dump_json())
+    if final is not None:
+        (path / "score.json").write_text(json.dumps(final))
+    if curve is not None:
+        (path / "scores.json").write_text(json.dumps({"steps": curve}))
+    return path
+
+
+@pytest.fixture
+def runs_dir(tmp_path) -> Path:
+    root = tmp_path / "runs"
+    make_run(root / "batch" / "runs" / "k1", "r1", "t1", "A", steps=3, tokens=(100, 50), cost=0.01,
+             seconds=10, final=score("t1", 12.0, 0.2, 3),
+             curve=[score("t1", 10.0, 0.0, 1), score("t1", 13.0, 0.3, 2), score("t1", 12.0, 0.2, 3)])
+    make_run(root, "r2", "t1", "A", steps=5, tokens=(200, 100), cost=0.03, seconds=20,
+             final=score("t1", 10.5, 0.05, 5))
+    make_run(root, "r3", "t1", "A", steps=4, seconds=30,
+             final=score("t1", None, None, 4, failure="infrastructure"))
+    make_run(root, "r4", "t1", "B", steps=2, tokens=(1000, 0), cost=0.5, seconds=5,
+             final=score("t1", 15.0, 0.5, 2), curve=[score("t1", 11.0, 0.1, 1), score("t1", 15.0, 0.5, 2)])
+    make_run(root, "r5", "t1", "B", status="error", steps=1, tokens=(10, 0), seconds=1)
+    make_run(root, "r6", "t2", "A", steps=2, final=score("t2", None, None, 2, failure="no_submission"))
+    # a retired attempt (hidden folder) and a run's own workspace never count
+    make_run(root / "batch" / ".retired" / "k1", "old", "t1", "A", final=score("t1", 99.0, 8.9, 1))
+    make_run(root / "r2" / "workspace", "fake", "t1", "A", final=score("t1", 99.0, 8.9, 1))
+    return root
+
+
+def test_rows_have_the_known_numbers(runs_dir):
+    runs = load_runs(runs_dir)
+    assert sorted(r.run_id for r in runs) == ["r1", "r2", "r3", "r4", "r5", "r6"]
+    rows = {(r.task, r.model): r for r in build_report(runs)}
+    a = rows[("t1", "A")]
+    assert (a.runs, a.successes, a.scored) == (3, 1, 2)
+    assert a.success_rate == pytest.approx(1 / 3)
+    assert a.success_rate_stderr == pytest.approx(math.sqrt(1 / 3 * 2 / 3 / 3))
+    assert a.mean_improvement == pytest.approx(0.125)
+    assert a.improvement_stderr == pytest.approx(0.075)  # stdev(0.2, 0.05) / sqrt(2)
+    assert a.best_step_improvement == pytest.approx(0.175)  # (0.3 from the curve + 0.05) / 2
+    assert a.mean_steps == 4 and a.mean_tokens == 150 and a.total_tokens == 450
+    assert a.total_cost == pytest.approx(0.04) and a.mean_seconds == 20
+    assert a.failures == {"infrastructure": 1} and a.infrastructure_failures == 1
+    b = rows[("t1", "B")]
+    assert (b.runs, b.successes, b.success_rate, b.scored) == (2, 1, 0.5, 1)
+    assert b.mean_improvement == 0.5 and b.improvement_stderr is None
+    assert b.failures == {"unscored": 1} and b.run_errors == 1 and b.infrastructure_failures == 0
+    c = rows[("t2", "A")]
+    assert (c.runs, c.success_rate, c.mean_improvement) == (1, 0.0, None)
+    assert c.failures == {"no_submission": 1}
+
+
+def test_compare_and_curves(runs_dir):
+    runs = load_runs(runs_dir)
+    rows = build_report(runs)
+    (cmp,) = compare(rows, "A", "B")  # t2 was run by A only
+    assert cmp.task == "t1"
+    assert cmp.success_rate_delta == pytest.approx(0.5 - 1 / 3)
+    assert cmp.mean_improvement_delta == pytest.approx(0.375)
+    curves = improvement_curves(runs)
+    # A: r1's curve (steps 1..3) and r2's final (step 5) carried forward; r3 has no value
+    assert [(s, round(m, 4)) for s, m, _ in curves["t1"]["A"]] == [(1, 0.0), (2, 0.3), (3, 0.2), (5, 0.125)]
+    assert [(s, m) for s, m, _ in curves["t1"]["B"]] == [(1, 0.1), (2, 0.5)]
+    assert "t2" not in curves
+
+
+def test_markdown_and_plots(runs_dir, tmp_path):
+    rows = build_report(load_runs(runs_dir))
+    md = to_markdown(rows)
+    assert md.startswith("| task | model | runs | success |")
+    assert "| t1 | A | 3 | 33% ± 27% (1/3) | +12.5% ± 7.5% | +17.5% ± 12.5% | 4.0 | 150 | 0.0400 | 20.0 | 0 | 1 |" in md
+    written = write_plots(rows, load_runs(runs_dir), tmp_path / "plots")
+    assert sorted(p.name for p in written) == ["improvement_t1.png", "success_vs_tokens.png"]
+    for p in written:
+        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000
+
+
+def test_report_cli(runs_dir, tmp_path):
+    runner = CliRunner()
+    res = runner.invoke(app, ["report", str(runs_dir), "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert {(r["task"], r["model"], r["runs"]) for r in data["rows"]} == {("t1", "A", 3), ("t1", "B", 2), ("t2", "A", 1)}
+    assert {r["run_id"]: r["outcome"] for r in data["runs"]}["r3"] == "infrastructure"
+    res = runner.invoke(app, ["report", str(runs_dir), "--compare", "A", "B"])
+    assert res.exit_code == 0 and "| t1 |" in res.stdout and "+37.5%" in res.stdout
+    res = runner.invoke(app, ["report", str(runs_dir), "--markdown", "--plots", str(tmp_path / "p")])
+    assert res.exit_code == 0 and (tmp_path / "p" / "success_vs_tokens.png").exists()
+    res = runner.invoke(app, ["report", str(runs_dir), "--compare", "A", "nope"])
+    assert res.exit_code == 2
+    # two folders compared as two agents
+    res = runner.invoke(app, ["report", str(runs_dir), "--json", "--compare", str(runs_dir / "r2"),
+                              str(runs_dir / "r4")])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)[0]["mean_improvement_delta"] == pytest.approx(0.45)
