@@ -10,7 +10,6 @@ about the size of its workspace even when the task ships a large data file.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 from pathlib import Path

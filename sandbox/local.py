@@ -22,7 +22,14 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 
-from sandbox.base import WORKDIR, ExecResult, Isolation, Sandbox, clean_env, code_pythonpath
+from sandbox.base import (
+    WORKDIR,
+    ExecResult,
+    Isolation,
+    Sandbox,
+    clean_env,
+    code_pythonpath,
+)
 from sandbox.capture import CappedBuffer, drain
 from sandbox.cgroups import CommandCgroup, cgroups_usable
 
