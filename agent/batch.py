@@ -400,21 +400,12 @@ def ensure_baselines(spec: BatchSpec, on_measure: Callable[[str], None] | None =
     before any run, rather than leaving a whole batch unscorable.
     """
     from environments.prepare import prepare_task
-    from environments.scoring import known_baseline, measure, store_baseline, summarise
+    from environments.scoring import ensure_baseline
     from environments.suite import resolve_task
 
-    found = {}
-    for name in spec.tasks:
-        task = prepare_task(resolve_task(name))
-        value = known_baseline(task)
-        if value is None:
-            if on_measure:
-                on_measure(task.name)
-            measured = summarise(task, measure(task, runs=spec.baseline_runs, sandbox=spec.sandbox))
-            store_baseline(task, measured)
-            value = measured.mean
-        found[name] = value
-    return found
+    return {name: ensure_baseline(prepare_task(resolve_task(name)), runs=spec.baseline_runs,
+                                  sandbox=spec.sandbox, on_measure=on_measure)
+            for name in spec.tasks}
 
 
 def run_batch(batch_dir: str | Path, spec: BatchSpec | None = None, *, jobs: int = 1,

@@ -22,6 +22,7 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -214,6 +215,23 @@ def known_baseline(task: TaskSpec) -> float | None:
     if path.exists():
         return float(json.loads(path.read_text())["mean"])
     return None
+
+
+def ensure_baseline(task: TaskSpec, runs: int = 3, sandbox: str = "auto",
+                    on_measure: Callable[[str], None] | None = None) -> float:
+    """The task's baseline; measured (``runs`` times) and stored first when none is known.
+
+    Machine-dependent metrics (a runtime) cannot ship a fixed baseline, and without one no run
+    could have an improvement, so the first scoring on a machine measures it once.
+    """
+    value = known_baseline(task)
+    if value is None:
+        if on_measure:
+            on_measure(task.name)
+        measured = summarise(task, measure(task, runs=runs, sandbox=sandbox))
+        store_baseline(task, measured)
+        value = measured.mean
+    return value
 
 
 def make_score(task: TaskSpec, result: EvalResult, step: int | None) -> Score:
