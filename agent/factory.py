@@ -1,22 +1,109 @@
-"""Building an actor from the command line's ``--agent`` / ``--model`` choices."""
+"""Building an actor from the command line's ``--agent`` / ``--model`` choices.
+
+With no agent and no model: the research agent on a default model when a provider key is set,
+else the no-LLM baseline (``baseline/hparam``), so ``labcoat run TASK`` works offline.
+Every configuration error (unknown agent, bad model string, missing key) is raised here,
+before the run starts.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from agent.actor import Actor
 from agent.replay import ReplayActor
+
+AGENTS = ("research", "baseline", "langchain", "replay")
+DEFAULTS = {  # provider key -> (model, fast model)
+    "ANTHROPIC_API_KEY": ("anthropic/claude-sonnet-4-5", "anthropic/claude-haiku-4-5"),
+    "OPENAI_API_KEY": ("openai/gpt-4o", "openai/gpt-4o-mini"),
+}
 
 
 class AgentConfigError(ValueError):
     """A choice of agent or model that cannot work; raised before the run starts."""
 
 
-def make_actor(agent: str | None, *, actions: Path | None = None, **options) -> Actor:
-    """The actor for ``--agent`` (default: replay when an actions file is given)."""
-    agent = agent or ("replay" if actions else None)
+def default_model() -> tuple[str, str | None]:
+    from agent.models import load_env
+
+    load_env()
+    for var, (model, fast) in DEFAULTS.items():
+        if os.environ.get(var):
+            return model, fast
+    return "baseline/hparam", None
+
+
+def resolve_choice(agent: str | None, model: str | None, actions: Path | None) -> tuple[str, str | None]:
+    """(agent, model) after defaults: what run.json records."""
+    if agent is None and actions is not None:
+        return "replay", None
+    if agent in (None, "research", "baseline") and model is None:
+        model = "baseline/hparam" if agent == "baseline" else default_model()[0]
+    if agent is None:
+        agent = "baseline" if model.startswith("baseline/") else "research"
+    if agent not in AGENTS:
+        raise AgentConfigError(f"unknown agent {agent!r}; available: {', '.join(AGENTS)}")
+    return agent, model
+
+
+def make_actor(agent: str | None, *, actions: Path | None = None, model: str | None = None,
+               fast_model: str | None = None, edit_model: str | None = None, mode: str = "react",
+               context: dict | None = None, **_ignored) -> Actor:
+    """The actor for ``--agent`` / ``--model`` (see the module docstring for the defaults)."""
+    from agent.models import ModelConfigError, make_model
+
+    agent, model = resolve_choice(agent, model, actions)
     if agent == "replay":
         if actions is None:
             raise AgentConfigError("--agent replay needs --actions FILE.jsonl")
         return ReplayActor.from_file(actions)
-    raise AgentConfigError(f"unknown agent {agent!r}; available: replay")
+    if agent == "baseline":
+        name, _, query = (model or "baseline/hparam").partition("?")
+        if name != "baseline/hparam":
+            raise AgentConfigError(f"the baseline agent takes no model (got {model!r}); "
+                                   "the only baseline is baseline/hparam[?max_seconds=S]")
+        from urllib.parse import parse_qsl
+
+        from agent.baseline import HParamAgent
+
+        opts = dict(parse_qsl(query))
+        unknown = set(opts) - {"max_seconds"}
+        if unknown:
+            raise AgentConfigError(f"baseline/hparam takes only max_seconds (got {', '.join(unknown)})")
+        return HParamAgent(max_seconds=float(opts.get("max_seconds", 270)))
+    if mode not in ("react", "tools"):
+        raise AgentConfigError(f"--mode must be react or tools, not {mode!r}")
+    try:
+        if agent == "langchain":
+            from agent.langchain_agent import LangChainAgent
+            from agent.models.langchain_model import LangChainModel
+
+            main = make_model(model)
+            if not isinstance(main, LangChainModel):
+                raise AgentConfigError("--agent langchain needs --model langchain/<module:Class>?...")
+            return LangChainAgent(main)
+        if model.startswith("baseline/"):
+            raise AgentConfigError(f"{model} is the no-LLM agent; use it without --agent research")
+        from agent.context import ContextSettings
+        from agent.research import ResearchAgent
+
+        shared: dict = {}
+        main = make_model(model, shared=shared)
+        fast = make_model(fast_model or default_fast(model), shared=shared)
+        edit = make_model(edit_model, shared=shared) if edit_model else main
+        return ResearchAgent(main, fast, edit, mode=mode, settings=ContextSettings(**(context or {})))
+    except ModelConfigError as err:
+        raise AgentConfigError(str(err)) from err
+
+
+def default_fast(model: str) -> str:
+    """The provider's cheap model for summaries and reading; else the main model itself."""
+    provider = model.split("/")[0]
+    if os.environ.get(f"{provider.upper()}_BASE_URL"):
+        return model  # a local or proxy server: its own model list
+    for _, (main, fast) in DEFAULTS.items():
+        if provider == main.split("/")[0]:
+            return fast + model[len(model.split("?")[0]):]  # keep the main model's options
+    return model

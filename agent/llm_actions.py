@@ -1,0 +1,185 @@
+"""LLM-backed actions, built on the low-level ones (reads and writes go through the env's guard
+and backups, so Undo Edit Script works after an AI edit).
+
+The fast model reads (Understand File, Reflection, Retrieval); the edit model writes (Edit Script
+(AI), Edit Script Segment (AI)). A model failure (retries spent) is returned as an error
+observation and remembered in ``LLMActions.fatal``; the agent then ends the run with ``error``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import Field
+
+from agent import prompts
+from agent.calllog import Meter
+from agent.models import Model, ModelError
+from environments.actions import ActionArgs, ActionSpec
+from environments.low_level import ActionFailed, WriteFileArgs, write_file
+from environments.observation import Observation
+
+if TYPE_CHECKING:
+    from environments.environment import Environment
+
+FILE = "a valid file name with relative path to current directory if needed"
+
+
+class UnderstandArgs(ActionArgs):
+    file_name: str = Field(description=FILE)
+    things_to_look_for: str = Field(description="a detailed description on what to look for and what should returned")
+
+
+class EditArgs(ActionArgs):
+    script_name: str = Field(description=FILE + "; an empty file is created if it does not exist")
+    edit_instruction: str = Field(description="a detailed step by step description on how to edit it")
+    save_name: str = Field(description="a valid file name with relative path to current directory if needed")
+
+
+class EditSegmentArgs(EditArgs):
+    start_line_number: int = Field(description="a valid line number", ge=1)
+    end_line_number: int = Field(description="a valid line number", ge=1)
+
+
+class ReflectionArgs(ActionArgs):
+    things_to_reflect_on: str = Field(description="a detailed description on what to reflect on and what should be returned")
+
+
+class RetrievalArgs(ActionArgs):
+    current_plan: str = Field(description="the current research plan and status")
+
+
+class AppendLogArgs(ActionArgs):
+    content: str = Field(description="a summary of the latest results to keep in the research log")
+
+
+_CODE = re.compile(r"```[a-zA-Z0-9_+-]*\n(.*?)```", re.DOTALL)
+
+
+def extract_code(text: str) -> str:
+    blocks = _CODE.findall(text)
+    if blocks:
+        return max(blocks, key=len)
+    return text.strip("\n") + "\n"
+
+
+class LLMActions:
+    """The models and log the LLM-backed actions share; one per agent."""
+
+    def __init__(self, fast: Model, edit: Model, chunk_chars: int = 12_000) -> None:
+        self.fast, self.edit, self.chunk_chars = fast, edit, chunk_chars
+        self.meter = Meter(None)
+        self.fatal: ModelError | None = None
+        self.log_path = Path(tempfile.mkdtemp(prefix="labcoat-log-")) / "research_log.md"
+        self.problem = ""
+
+    def bind(self, env: Environment, meter: Meter) -> None:
+        self.meter = meter
+        self.problem = env.task.research_problem
+        if env.run is not None:
+            self.log_path = env.run.path / "research_log.md"
+
+    def log(self) -> str:
+        return self.log_path.read_text() if self.log_path.exists() else "(empty)"
+
+    def append_log(self, text: str) -> None:
+        with self.log_path.open("a") as f:
+            f.write(text.rstrip("\n") + "\n")
+
+    def ask(self, model: Model, prompt: str, role: str) -> str:
+        try:
+            return self.meter.call(model, [{"role": "user", "content": prompt}], role=role).text
+        except ModelError as err:
+            self.fatal = err
+            raise ActionFailed(f"the model call failed: {err}") from err
+
+    # --- handlers --------------------------------------------------------------------------------
+
+    def understand(self, env: Environment, a: UnderstandArgs) -> Observation:
+        path = env.guard.resolve(a.file_name)
+        if not path.is_file():
+            raise ActionFailed(f"cannot read {a.file_name!r}: no such file in the workspace")
+        lines = path.read_text(errors="replace").splitlines()
+        chunks, start, size = [], 0, 0
+        for i, line in enumerate(lines):
+            size += len(line) + 1
+            if size >= self.chunk_chars:
+                chunks.append((start, i + 1))
+                start, size = i + 1, 0
+        if start < len(lines) or not chunks:
+            chunks.append((start, len(lines)))
+        answers = [self.ask(self.fast, prompts.UNDERSTAND_CHUNK.format(
+            file_name=a.file_name, start=s + 1, end=e, content="\n".join(lines[s:e]),
+            things=a.things_to_look_for), "understand") for s, e in chunks]
+        if len(answers) == 1:
+            return env.observe(answers[0])
+        merged = "\n\n".join(f"Part {i + 1}:\n{t}" for i, t in enumerate(answers))
+        return env.observe(self.ask(self.fast, prompts.UNDERSTAND_MERGE.format(
+            file_name=a.file_name, things=a.things_to_look_for, answers=merged), "understand"))
+
+    def _save(self, env: Environment, a: EditArgs, old: str, new: str) -> Observation:
+        write_file(env, WriteFileArgs(file_name=a.save_name, content=new))
+        diff = "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
+                                            f"a/{a.script_name}", f"b/{a.save_name}"))
+        return env.observe(f"The edited file is saved to {a.save_name}. Here is the diff, please check "
+                           f"if the edit is correct and desirable:\n\n{diff or '(no change)'}")
+
+    def _read(self, env: Environment, name: str) -> str:
+        path = env.guard.resolve(name)
+        return path.read_text(errors="replace") if path.is_file() else ""
+
+    def edit_script(self, env: Environment, a: EditArgs) -> Observation:
+        env.guard.resolve(a.save_name, write=True)  # refuse read-only targets before paying for a call
+        old = self._read(env, a.script_name)
+        reply = self.ask(self.edit, prompts.EDIT_SCRIPT.format(
+            file_name=a.script_name, content=old, instruction=a.edit_instruction), "edit")
+        return self._save(env, a, old, extract_code(reply))
+
+    def edit_segment(self, env: Environment, a: EditSegmentArgs) -> Observation:
+        env.guard.resolve(a.save_name, write=True)
+        old = self._read(env, a.script_name)
+        lines = old.splitlines(True)
+        if a.end_line_number < a.start_line_number or a.start_line_number > max(1, len(lines)):
+            raise ActionFailed(f"lines {a.start_line_number}-{a.end_line_number} are not in "
+                               f"{a.script_name} ({len(lines)} lines)")
+        s, e = a.start_line_number - 1, min(a.end_line_number, len(lines))
+        reply = self.ask(self.edit, prompts.EDIT_SEGMENT.format(
+            file_name=a.script_name, start=s + 1, end=e, content="".join(lines[s:e]), total=len(lines),
+            instruction=a.edit_instruction), "edit")
+        new = "".join(lines[:s]) + extract_code(reply) + "".join(lines[e:])
+        return self._save(env, a, old, new)
+
+    def reflection(self, env: Environment, a: ReflectionArgs) -> Observation:
+        return env.observe(self.ask(self.fast, prompts.REFLECTION.format(
+            problem=self.problem, log=self.log(), things=a.things_to_reflect_on), "reflection"))
+
+    def retrieval(self, env: Environment, a: RetrievalArgs) -> Observation:
+        return env.observe(self.ask(self.fast, prompts.RETRIEVAL.format(
+            problem=self.problem, plan=a.current_plan, log=self.log()), "retrieval"))
+
+    def append(self, env: Environment, a: AppendLogArgs) -> Observation:
+        self.append_log(f"\n[summary] {a.content}")
+        return env.observe("Successfully appended the summary to the research log.")
+
+    def specs(self) -> list[ActionSpec]:
+        return [
+            ActionSpec("Understand File", "Use this to read the whole file and understand certain aspects. "
+                       "Describe what to look for and what should be returned; a long file is read in "
+                       "chunks and the answers merged.", UnderstandArgs, self.understand, "llm"),
+            ActionSpec("Edit Script (AI)", "Use this to do a relatively large but cohesive edit over a python "
+                       "script. An AI edits the script by your instruction and returns the diff; Undo Edit "
+                       "Script reverts it.", EditArgs, self.edit_script, "llm"),
+            ActionSpec("Edit Script Segment (AI)", "Use this to edit only lines start..end of a long script "
+                       "by your instruction; the rest stays as it is. Returns the diff.",
+                       EditSegmentArgs, self.edit_segment, "llm"),
+            ActionSpec("Reflection", "Use this to look over your past work (the research log) and reflect "
+                       "on something concrete.", ReflectionArgs, self.reflection, "llm"),
+            ActionSpec("Retrieval from Research Log", "Use this to retrieve what the research log holds "
+                       "that matters for the current plan.", RetrievalArgs, self.retrieval, "llm"),
+            ActionSpec("Append Summary to Research Log", "Use this to keep a summary of the latest results "
+                       "in the research log.", AppendLogArgs, self.append, "llm"),
+        ]

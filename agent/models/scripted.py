@@ -1,0 +1,75 @@
+"""``scripted/<path>``: replies read from a file, in order (tests, demos, exact reproduction).
+
+Two formats:
+
+* ``*.jsonl`` -- one JSON object a line: ``{"content": "..."}``, optionally with
+  ``"tool_calls": [{"name": ..., "arguments": {...}}]`` (for ``--mode tools``). A run's own
+  call log (``llm/calls.jsonl``, whose lines hold ``"reply"``) is accepted too, so a run's model
+  replies can be replayed exactly.
+* anything else -- plain text, replies separated by a line that is exactly ``---8<---``.
+
+Usage is estimated (about 4 characters a token) so budgets behave as with a real model; the
+cost comes from the price table (``scripted/`` costs nothing unless a user prices it).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agent.models.base import (
+    ModelConfigError,
+    ModelError,
+    Reply,
+    ToolCall,
+    Usage,
+    cost_of,
+    estimate_tokens,
+)
+
+SEPARATOR = "---8<---"
+
+
+def load_replies(path: Path) -> list[Reply]:
+    if not path.is_file():
+        raise ModelConfigError(f"scripted model: no such replies file {path}")
+    text = path.read_text()
+    if path.suffix != ".jsonl":
+        chunks = text.split("\n" + SEPARATOR + "\n")
+        return [Reply(text=c.strip("\n")) for c in chunks if c.strip()]
+    replies = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise ModelConfigError(f"{path}:{n}: not valid JSON ({err})") from err
+        if isinstance(item, dict) and "reply" in item and "content" not in item:
+            item = {"content": item.get("reply") or "", "tool_calls": item.get("tool_calls") or []}
+        if not isinstance(item, dict) or "content" not in item:
+            raise ModelConfigError(f'{path}:{n}: each line must be {{"content": "..."}}')
+        calls = [ToolCall.model_validate(c) for c in item.get("tool_calls") or []]
+        replies.append(Reply(text=item["content"] or "", tool_calls=calls))
+    return replies
+
+
+class ScriptedModel:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.name = f"scripted/{path}"
+        self.replies = load_replies(self.path)
+        self.position = 0
+
+    def complete(self, messages: list[dict[str, Any]], *,
+                 tools: list[dict[str, Any]] | None = None) -> Reply:
+        if self.position >= len(self.replies):
+            raise ModelError(f"{self.name}: all {len(self.replies)} scripted replies are used up")
+        reply = self.replies[self.position].model_copy(deep=True)
+        self.position += 1
+        prompt = sum(len(str(m.get("content", ""))) for m in messages)
+        reply.usage = Usage(input=estimate_tokens("x" * prompt), output=estimate_tokens(reply.text) or 1)
+        reply.cost = cost_of("scripted/", reply.usage)
+        reply.model = self.name
+        return reply

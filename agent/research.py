@@ -1,0 +1,120 @@
+"""The ReAct research agent (MLAgentBench's, tightened): one model call a step, parsed, checked.
+
+Each step: build the prompt (:mod:`agent.context`), call the model, parse the response (react
+text or a native tool call), check the action and its input against the environment's actions
+(an unusable response gets a reminder; a bad input gets its usage, and the environment is not
+called), and hand the action to the runner. Long observations are summarised by the fast model.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+
+from agent import prompts
+from agent.actor import ActorError, Proposal
+from agent.calllog import Meter
+from agent.context import (
+    AgentStep,
+    ContextSettings,
+    budget_line,
+    build_messages,
+    older_line,
+)
+from agent.llm_actions import LLMActions
+from agent.models import Model, ModelError
+from agent.parsing import FormatError, parse_response
+from agent.tools_mode import parse_tool_reply, tool_schemas
+from environments.actions import ActionInputError, ActionSpec
+from environments.environment import Environment
+from environments.observation import Observation, cap_text
+from environments.runs import Step
+
+
+class ResearchAgent:
+    kind = "agent"
+
+    def __init__(self, model: Model, fast: Model, edit: Model, *, mode: str = "react",
+                 settings: ContextSettings | None = None) -> None:
+        self.model, self.fast, self.mode = model, fast, mode
+        self.settings = settings or ContextSettings()
+        self.tools = LLMActions(fast, edit)
+        self.steps: list[AgentStep] = []
+        self.plan = ""
+        self.meter = Meter(None)
+
+    def extra_actions(self) -> Sequence[ActionSpec]:
+        return self.tools.specs()
+
+    def start(self, env: Environment, history: Sequence[Step]) -> None:
+        self.meter = Meter(env.run)
+        self.tools.bind(env, self.meter)
+        self.specs = list(env.actions.values())
+        self.tools_text = prompts.describe_actions(self.specs)
+        for s in history:  # resume: rebuild the context from the trace
+            fields = s.meta.get("fields", {})
+            self.plan = fields.get("Research Plan and Status", self.plan)
+            limit = self.settings.summarize_over
+            short = cap_text(s.observation, limit)[0] if limit and len(s.observation) > limit else None
+            self.steps.append(AgentStep(s.index, s.action, s.args, s.observation, s.error,
+                                        fields.get("Thought", ""), short))  # no re-summarising on resume
+
+    def propose(self, env: Environment) -> Proposal | None:
+        messages = build_messages(env.task.research_problem, self.tools_text, self.steps, self.plan,
+                                  budget_line(env.run.meta if env.run else None), self.settings, self.mode)
+        tools = tool_schemas(self.specs) if self.mode == "tools" else None
+        for _ in range(self.settings.format_retries + 1):
+            reply = self._call(self.model, messages, "agent", tools)
+            try:
+                if tools:
+                    action, args, fields = parse_tool_reply(reply, self.specs)
+                else:
+                    parsed = parse_response(reply.text)
+                    action, args, fields = parsed.action, parsed.action_input, parsed.fields
+                problem = self._check(env, action, args)
+            except FormatError as err:
+                template = prompts.TOOL_REMINDER if tools else prompts.FORMAT_REMINDER
+                problem = template.format(problem=err)
+            if problem is None:
+                return Proposal(action=env.lookup(action).name, args=args, meta={"fields": fields})
+            messages = [*messages, {"role": "assistant", "content": reply.text or "(a tool call)"},
+                        {"role": "user", "content": problem}]
+        raise ActorError(f"the model gave {self.settings.format_retries + 1} unusable responses in a row")
+
+    def _check(self, env: Environment, action: str, args) -> str | None:
+        """None when the action exists and its input validates; else what to tell the model."""
+        spec = env.lookup(action)
+        if spec is None:
+            close = difflib.get_close_matches(action, list(env.actions), n=1)
+            return prompts.UNKNOWN_ACTION.format(action=action, hint=f" Did you mean {close[0]!r}?"
+                                                 if close else "", names=", ".join(env.actions))
+        try:
+            spec.validate(args)
+        except ActionInputError as err:
+            return prompts.INVALID_INPUT.format(action=spec.name, problem=err, usage=spec.usage())
+        return None
+
+    def _call(self, model: Model, messages, role: str, tools=None):
+        try:
+            return self.meter.call(model, messages, role=role, tools=tools)
+        except ModelError as err:
+            raise ActorError(str(err)) from err
+
+    def observe(self, proposal: Proposal, obs: Observation) -> None:
+        if self.tools.fatal is not None:
+            raise ActorError(f"an LLM-backed action failed: {self.tools.fatal}")
+        fields = proposal.meta.get("fields", {})
+        self.plan = fields.get("Research Plan and Status", self.plan)
+        summary = None
+        limit = self.settings.summarize_over
+        if limit and len(obs.full_text or obs.text) > limit:
+            action = f"Action: {proposal.action}\nAction Input: {proposal.args}"
+            prompt = prompts.SUMMARIZE_OBSERVATION.format(
+                action=action, observation=obs.text, chars=len(obs.full_text or obs.text),
+                words=self.settings.summary_words)
+            summary = self._call(self.fast, [{"role": "user", "content": prompt}], "summarize").text
+        index = self.steps[-1].index + 1 if self.steps else 1
+        step = AgentStep(index, proposal.action, proposal.args, obs.text, obs.error,
+                         fields.get("Thought", ""), summary, fields)
+        self.steps.append(step)
+        self.tools.append_log(older_line(step, 400))

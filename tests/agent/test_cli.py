@@ -1,0 +1,80 @@
+"""``labcoat run``: model choice, offline default, configuration errors, JSON and plain output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.agent.helpers import react, write_replies
+from tui.cli import app
+
+
+@pytest.fixture
+def no_keys(monkeypatch, tmp_path):
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.chdir(tmp_path)  # no .env file here
+
+
+def test_scripted_model_run_with_json_output(no_keys, tiny_task, tmp_path):
+    model = write_replies(tmp_path / "r.txt", [react("List Files", {"dir_path": "."}),
+                                               react("Final Answer", {"final_answer": "cli"})])
+    res = CliRunner().invoke(app, ["run", str(tiny_task), "--model", model, "--sandbox", "local",
+                                   "--runs-dir", str(tmp_path / "runs"), "--max-cost", "1", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["status"] == "finished" and out["final_answer"] == "cli" and out["model"] == model
+    assert out["limits"]["max_cost"] == 1.0 and out["settings"]["agent_type"] == "research"
+    assert out["totals"]["llm_calls"] == 2 and out["score"]["failure"] == "no_submission"
+
+
+def test_no_model_and_no_key_runs_the_baseline_offline(no_keys, tiny_task, tmp_path):
+    res = CliRunner().invoke(app, ["run", str(tiny_task), "--sandbox", "local",
+                                   "--runs-dir", str(tmp_path / "runs"), "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["agent"] == "baseline" and out["model"] == "baseline/hparam"
+    assert out["status"] == "finished" and "Hyperparameter search baseline" in out["final_answer"]
+
+
+def test_plain_progress_lines_when_not_a_terminal(no_keys, tiny_task, tmp_path):
+    model = write_replies(tmp_path / "r.txt", [react("List Files", {"dir_path": "."}),
+                                               react("Final Answer", {"final_answer": "cli"})])
+    res = CliRunner().invoke(app, ["run", str(tiny_task), "--model", model, "--sandbox", "local",
+                                   "--runs-dir", str(tmp_path / "runs"), "--no-score"])
+    assert res.exit_code == 0, res.output
+    assert "step 1 List Files: data.txt" in res.output and "steps" in res.output
+    assert "finished: final answer" in res.output
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--model", "openai/gpt-4o"], "OPENAI_API_KEY"),
+    (["--model", "anthropic/claude-sonnet-4-5"], "ANTHROPIC_API_KEY"),
+    (["--model", "gpt-4o"], "provider/model"),
+    (["--model", "scripted/nowhere.txt"], "no such replies file"),
+    (["--agent", "wizard"], "unknown agent"),
+    (["--model", "openai/x", "--mode", "chat"], "--mode"),
+])
+def test_configuration_errors_stop_before_the_run(no_keys, tiny_task, tmp_path, args, message, monkeypatch):
+    if "--mode" in args:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used-anywhere")
+    res = CliRunner().invoke(app, ["run", str(tiny_task), "--runs-dir", str(tmp_path / "runs"), *args])
+    assert res.exit_code == 2 and message in res.output
+    assert not (tmp_path / "runs").exists()
+
+
+def test_dotenv_key_is_read(no_keys, tmp_path):
+    import os
+
+    from agent.factory import make_actor
+
+    (Path.cwd() / ".env").write_text("ANTHROPIC_API_KEY=sk-ant-from-dotenv-123456\n")
+    try:
+        actor = make_actor(None)  # no model: a key is set, so the research agent on the default model
+        assert actor.model.name == "anthropic/claude-sonnet-4-5"
+        assert actor.fast.name == "anthropic/claude-haiku-4-5"
+    finally:
+        os.environ.pop("ANTHROPIC_API_KEY", None)
