@@ -20,11 +20,11 @@ def list_tasks() -> list[TaskSpec]:
     return [load_task(p) for p in suite_task_dirs()]
 
 
-def scan_tasks() -> tuple[list[TaskSpec], list[TaskError]]:
-    """Every suite task that loads, and the errors of those that do not (for listings that
-    must stay up when one task folder is broken)."""
+def scan_tasks(dirs: list[Path] | None = None) -> tuple[list[TaskSpec], list[TaskError]]:
+    """Every task that loads (the suite's, or ``dirs``), and the errors of those that do not
+    (for listings that must stay up when one task folder is broken)."""
     tasks, errors = [], []
-    for p in suite_task_dirs():
+    for p in suite_task_dirs() if dirs is None else dirs:
         try:
             tasks.append(load_task(p))
         except TaskError as err:

@@ -48,4 +48,12 @@ def test_scores_screen(snap_compare, demo):
 
 
 def test_tasks_screen(snap_compare, tmp_path):
-    assert snap_compare(LabcoatApp(runs_dir=tmp_path, sandbox="local"), terminal_size=SIZE)
+    """On fixed task folders (the shipped suite grows; this screen's layout should not move)."""
+    from tests.conftest import write_task
+    from tui.screens.tasks import TasksScreen
+
+    folders = [write_task(tmp_path / name) for name in ("alpha", "beta")]
+    (folders[1] / "task.toml").write_text('kind = "method"\nmetric = "error"\ndirection = "lower"\n'
+                                          'baseline = 0.5\nsummary = "A lower-is-better task."\n')
+    assert snap_compare(LabcoatApp(runs_dir=tmp_path, sandbox="local",
+                                   first_screen=lambda: TasksScreen(folders)), terminal_size=SIZE)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -20,8 +22,10 @@ class TasksScreen(Screen):
         Binding("a", "start_agent", "Start with agent", id="tasks.start_agent"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, task_dirs: list[Path] | None = None) -> None:
+        """``task_dirs`` lists other task folders instead of the shipped suite."""
         super().__init__()
+        self.task_dirs = task_dirs
         self.tasks: list[TaskSpec] = []
 
     def compose(self) -> ComposeResult:
@@ -37,7 +41,7 @@ class TasksScreen(Screen):
 
     def on_mount(self) -> None:
         self.title = "labcoat · tasks"
-        self.tasks, errors = scan_tasks()
+        self.tasks, errors = scan_tasks(self.task_dirs)
         for err in errors:
             self.notify(str(err), title="broken task folder", severity="error", timeout=10)
         table = self.query_one("#tasks-table", DataTable)
@@ -72,11 +76,11 @@ class TasksScreen(Screen):
     @on(Button.Pressed, "#start-human")
     def action_start_human(self) -> None:
         if self.selected is not None:
-            self.app.start_human(self.selected.name)
+            self.app.start_human(str(self.selected.root))
 
     @on(Button.Pressed, "#start-agent")
     def action_start_agent(self) -> None:
         if self.selected is not None:
             from tui.screens.agent_setup import AgentSetupScreen
 
-            self.app.push_screen(AgentSetupScreen(self.selected.name))
+            self.app.push_screen(AgentSetupScreen(str(self.selected.root)))
