@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from tui.common import JSON_OPT, SANDBOX_OPT, console, fail, print_score
+from tui.common import JSON_OPT, SANDBOX_OPT, console, err_console, fail, print_score
 
 
 def register(app: typer.Typer) -> None:
@@ -33,6 +33,9 @@ def run_cmd(
     summarize_over: int = typer.Option(1500, "--summarize-over",
                                        help="observations longer than this (chars) are summarised by the "
                                        "fast model (the latest is still shown whole up to 5000); 0 = never"),
+    observation_cap: int = typer.Option(10_000, "--observation-cap",
+                                        help="characters of an observation the actor is shown "
+                                        "(head and tail kept; the trace keeps it whole)"),
     sandbox: str = SANDBOX_OPT,
     runs_dir: Path = typer.Option(Path("runs"), "--runs-dir"),
     seed: int = typer.Option(0, "--seed"),
@@ -45,7 +48,7 @@ def run_cmd(
     from agent.replay import ReplayError
     from agent.runner import Budgets, create_run, drive, task_of
     from environments.runs import RunDir
-    from environments.scoring import score_run
+    from environments.scoring import ensure_baseline, score_run
     from environments.task import TaskError
     from tui.display import hooks_for
 
@@ -76,7 +79,8 @@ def run_cmd(
             budgets = Budgets(max_steps=max_steps, max_time=max_time, max_tokens=max_tokens,
                               max_cost=max_cost)
             settings = {"agent_type": agent, "mode": mode, "fast_model": fast_model,
-                        "edit_model": edit_model, "context": context}
+                        "edit_model": edit_model, "context": context,
+                        "observation_cap": observation_cap}
             run, task_spec = create_run(task, actor, runs_dir, sandbox=sandbox, seed=seed, model=model,
                                         agent=agent, budgets=budgets, settings=settings)
     except (AgentConfigError, ReplayError, TaskError, FileNotFoundError, ValueError) as err:
@@ -84,9 +88,12 @@ def run_cmd(
     if not as_json:
         console.print(f"run [bold]{run.meta.run_id}[/] on [bold]{run.meta.task}[/] with "
                       f"{run.meta.model or run.meta.agent} (sandbox {run.meta.sandbox}) → {run.path}")
-    meta = drive(run, task_spec, actor, hooks=hooks_for(console, quiet=as_json))
+    meta = drive(run, task_spec, actor, hooks=hooks_for(console, quiet=as_json),
+                 observation_cap=run.meta.settings.get("observation_cap", observation_cap))
     result = {"run_dir": str(run.path), **meta.model_dump()}
     if score:
+        ensure_baseline(task_spec, sandbox=meta.sandbox, on_measure=lambda name: None if as_json else
+                        err_console.print(f"measuring {name}'s baseline on this machine (once)…"))
         s = score_run(run, task_spec, sandbox=meta.sandbox)
         result["score"] = s.model_dump()
         if not as_json:

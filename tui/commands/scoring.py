@@ -32,7 +32,7 @@ def score_cmd(
     """
     from agent.runner import task_of
     from environments.runs import RunDir
-    from environments.scoring import score_run, score_steps
+    from environments.scoring import ensure_baseline, score_run, score_steps
     from environments.task import TaskError
 
     if step is not None and all_steps:
@@ -44,6 +44,8 @@ def score_cmd(
             task = task_of(run)
         except (FileNotFoundError, ValueError, TaskError) as err:
             fail(str(err))
+        ensure_baseline(task, sandbox=sandbox, on_measure=lambda name: None if as_json else
+                        err_console.print(f"measuring {name}'s baseline on this machine (once)…"))
         if all_steps:
             def progress(i: int, n: int, s, run=run) -> None:
                 if not as_json:
