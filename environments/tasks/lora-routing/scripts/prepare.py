@@ -1,0 +1,39 @@
+"""Build the lora-routing task: the frozen base, the 4 MBC cluster experts, the 24 training
+tasks' definitions (public), and 8 held-out tasks (2 per family, private seeds) for scoring."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from methods.lora_library.synthetic import build_library, make_task
+
+PRIVATE_SEED = 4_242_000
+HELDOUT_PER_FAMILY = 2
+HELDOUT_SAMPLES = 500
+HERE = Path(__file__).resolve().parent
+
+
+def main() -> None:
+    torch.set_num_threads(1)
+    lib = build_library(seed=0)
+    env = HERE.parent / "env"
+    torch.save(lib.base.state_dict(), env / "base.pt")
+    torch.save({"A": [a.clone() for a in lib.experts.A], "B": [b.clone() for b in lib.experts.B]},
+               env / "experts.pt")
+    torch.save({"P": torch.stack([f.P for f in lib.families]), "mu": torch.stack([f.mu for f in lib.families]),
+                "family": torch.tensor([t.family for t in lib.tasks]),
+                "U": torch.stack([t.U for t in lib.tasks])}, env / "tasks.pt")
+    heldout = []
+    for k, fam in enumerate(lib.families):
+        for j in range(HELDOUT_PER_FAMILY):
+            task = make_task(fam, k, PRIVATE_SEED + 10 * k + j)
+            x, y = task.sample(fam, lib.base, HELDOUT_SAMPLES)
+            heldout.append({"family": k, "x": x, "y": y})
+    torch.save(heldout, HERE / "heldout.pt")
+    print(f"prepared: {lib.experts.n} experts, {len(lib.tasks)} training tasks, {len(heldout)} held-out tasks")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,236 @@
+"""Test-time entropy minimisation on BatchNorm affine parameters (Tent, and EATA/RDumb's loss).
+
+The target the flip estimator predicts is the *un-adapted* model's accuracy; adaptation only
+serves to reveal, through how many labels flip, how far the data sits from the source.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+def batchnorm_layers(model: nn.Module) -> list[nn.modules.batchnorm._BatchNorm]:
+    return [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+
+
+def configure_for_em(model: nn.Module) -> nn.Module:
+    """A copy whose BN layers drop running statistics (batch statistics in train *and* eval
+    mode) and whose only trainable parameters are the BN scales and shifts."""
+    m = copy.deepcopy(model)
+    m.requires_grad_(False)
+    layers = batchnorm_layers(m)
+    if not layers:
+        raise ValueError("model: contains no BatchNorm layer, so there is nothing to adapt")
+    for bn in layers:
+        if not bn.affine:
+            raise ValueError("model: BatchNorm layers need affine parameters to adapt")
+        bn.track_running_stats = False
+        bn.running_mean = None
+        bn.running_var = None
+        bn.num_batches_tracked = None
+        bn.weight.requires_grad_(True)
+        bn.bias.requires_grad_(True)
+    return m.eval()
+
+
+def entropy(logits: torch.Tensor) -> torch.Tensor:
+    """Per-sample Shannon entropy of the softmax, in nats."""
+    logp = F.log_softmax(logits, dim=1)
+    return -(logp.exp() * logp).sum(dim=1)
+
+
+def e0_threshold(n_classes: int, e0_frac: float = 0.4) -> float:
+    """EATA's reliability threshold E0 = frac * ln C (the authors hard-code C = 1000)."""
+    return e0_frac * math.log(n_classes)
+
+
+class GroupedBatchNorm(nn.Module):
+    """R independent copies of one BatchNorm layer, each normalising its own slice of rows.
+
+    The input's rows are R groups of equal size, stacked; every group gets its own batch
+    statistics and its own scale and shift. Swapping these in for a model's BN layers adapts
+    R copies of the model (one per data set) in one forward/backward pass, which is what makes
+    30 shifted sets cost about as much as one. Every other layer must treat rows independently
+    (true of linear, conv, activation and pooling layers).
+    """
+
+    def __init__(self, bn: nn.modules.batchnorm._BatchNorm, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+        self.eps = bn.eps
+        self.weight = nn.Parameter(bn.weight.detach().clone().repeat(groups, 1))
+        self.bias = nn.Parameter(bn.bias.detach().clone().repeat(groups, 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        xs = x.reshape(self.groups, x.shape[0] // self.groups, *x.shape[1:])
+        dims = [1, *range(3, xs.dim())]  # the batch dimension and any spatial ones
+        mean = xs.mean(dim=dims, keepdim=True)
+        var = xs.var(dim=dims, unbiased=False, keepdim=True)
+        shape = [self.groups, 1, -1] + [1] * (xs.dim() - 3)
+        out = (xs - mean) / torch.sqrt(var + self.eps) * self.weight.view(shape) + self.bias.view(shape)
+        return out.reshape(x.shape)
+
+
+def group_for_em(model: nn.Module, groups: int) -> nn.Module:
+    """A copy of a :func:`configure_for_em` model with each BN layer replaced by R copies."""
+    m = copy.deepcopy(model)
+    m.requires_grad_(False)
+    for module in list(m.modules()):
+        for child_name, child in list(module.named_children()):
+            if isinstance(child, nn.modules.batchnorm._BatchNorm):
+                setattr(module, child_name, GroupedBatchNorm(child, groups))
+    return m.eval()
+
+
+class EataLoss:
+    """EATA's reliable-and-non-redundant weighted entropy, per group of rows.
+
+    Keep H_i < E0; once a group has kept a batch, also require |cos(p_bar, p_i)| < d_margin,
+    where p_bar is that group's running mean of kept probability vectors (0.9/0.1). A group's
+    loss is the mean of H_i * exp(E0 - H_i) over its kept samples, weight detached. Called
+    with (R, B, C) logits (or (B, C) for one group), it returns the sum of the group losses and
+    which groups kept anything (a group that kept nothing takes no step).
+    """
+
+    def __init__(self, e0: float, d_margin: float = 0.05) -> None:
+        self.e0 = e0
+        self.d_margin = d_margin
+        self.p_bar: torch.Tensor | None = None  # (R, C)
+        self.started: torch.Tensor | None = None  # (R,) bool
+
+    def keep_mask(self, probs: torch.Tensor, ent: torch.Tensor) -> torch.Tensor:
+        """(R, B) mask of the samples that pass both filters."""
+        keep = ent < self.e0
+        if self.p_bar is not None:
+            cos = F.cosine_similarity(self.p_bar[:, None, :], probs, dim=2)
+            keep = keep & ((cos.abs() < self.d_margin) | ~self.started[:, None])
+        return keep
+
+    def __call__(self, logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if logits.dim() == 2:
+            logits = logits[None]
+        r, _, c = logits.shape
+        ent = entropy(logits.reshape(-1, c)).reshape(r, -1)
+        probs = F.softmax(logits, dim=2).detach()
+        keep = self.keep_mask(probs, ent.detach())
+        active = keep.any(dim=1)
+        counts = keep.sum(dim=1).clamp(min=1)
+        kept_mean = (probs * keep[..., None]).sum(dim=1) / counts[:, None]
+        if self.p_bar is None:
+            self.p_bar = torch.zeros(r, c)
+            self.started = torch.zeros(r, dtype=torch.bool)
+        upd = active & self.started
+        first = active & ~self.started
+        self.p_bar = torch.where(upd[:, None], 0.9 * self.p_bar + 0.1 * kept_mean, self.p_bar)
+        self.p_bar = torch.where(first[:, None], kept_mean, self.p_bar)
+        self.started = self.started | active
+        weight = torch.exp(self.e0 - ent).detach()
+        per_group = (ent * weight * keep).sum(dim=1) / counts
+        return per_group.sum(), active
+
+
+def tent_loss(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Plain mean entropy per group (Tent); every group steps."""
+    if logits.dim() == 2:
+        logits = logits[None]
+    r, _, c = logits.shape
+    loss = entropy(logits.reshape(-1, c)).reshape(r, -1).mean(dim=1).sum()
+    return loss, torch.ones(r, dtype=torch.bool)
+
+
+class GroupedSGD:
+    """SGD with momentum (PyTorch's rule: buf = g on a group's first step, then mu*buf + g;
+    p -= lr*buf), where a group that kept no sample skips its step entirely."""
+
+    def __init__(self, params: list[torch.Tensor], lr: float, momentum: float) -> None:
+        self.params, self.lr, self.momentum = params, lr, momentum
+        self.initial = [p.detach().clone() for p in params]
+        self.reset()
+
+    def reset(self) -> None:
+        """Back to the initial parameters with empty momentum (RDumb's periodic reset)."""
+        with torch.no_grad():
+            for p, p0 in zip(self.params, self.initial):
+                p.copy_(p0)
+        self.bufs = [torch.zeros_like(p) for p in self.params]
+        self.started = torch.zeros(self.params[0].shape[0], dtype=torch.bool)
+
+    @torch.no_grad()
+    def step(self, active: torch.Tensor) -> None:
+        for p, buf in zip(self.params, self.bufs):
+            shape = [-1] + [1] * (p.dim() - 1)
+            g = p.grad if p.grad is not None else torch.zeros_like(p)
+            new_buf = torch.where(self.started.view(shape), self.momentum * buf + g, g)
+            buf.copy_(torch.where(active.view(shape), new_buf, buf))
+            p.sub_(self.lr * buf * active.view(shape))
+        self.started = self.started | active
+
+
+def entropy_minimize(
+    model: nn.Module,
+    xs: torch.Tensor,
+    *,
+    steps: int = 300,
+    lr: float = 5e-3,
+    batch_size: int = 64,
+    momentum: float = 0.9,
+    eata_filter: bool = False,
+    e0_frac: float = 0.4,
+    d_margin: float = 0.05,
+    reset_every: int = 1000,
+    seed: int = 0,
+    optimizer_out: list | None = None,
+) -> nn.Module:
+    """Adapt a :func:`group_for_em` model in place, group r on its own set ``xs[r]``.
+
+    Each group draws its batches with replacement from its own generator seeded ``seed``, so
+    group r follows exactly the run it would have alone. After every ``reset_every`` steps
+    the BN parameters and the momentum buffers go back to their initial state (RDumb).
+    ``optimizer_out``, if given, receives the optimizer (tests inspect its buffers).
+    """
+    r, n = xs.shape[0], xs.shape[1]
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = GroupedSGD(params, lr, momentum)
+    if optimizer_out is not None:
+        optimizer_out.append(opt)
+    with torch.no_grad():
+        n_classes = model(xs[:, :2].reshape(2 * r, *xs.shape[2:])).shape[1]
+    loss_fn = EataLoss(e0_threshold(n_classes, e0_frac), d_margin) if eata_filter else tent_loss
+    gens = [torch.Generator().manual_seed(seed) for _ in range(r)]
+    rows = torch.arange(r)[:, None]
+    for step in range(steps):
+        idx = torch.stack([torch.randint(0, n, (batch_size,), generator=g) for g in gens])
+        batch = xs[rows, idx].reshape(r * batch_size, *xs.shape[2:])
+        logits = model(batch).reshape(r, batch_size, -1)
+        loss, active = loss_fn(logits)
+        for p in params:
+            p.grad = None
+        if active.any():
+            loss.backward()
+            opt.step(active)
+        if (step + 1) % reset_every == 0:
+            opt.reset()
+    return model
+
+
+@torch.no_grad()
+def predict(model: nn.Module, xs: torch.Tensor, eval_batch: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Top-1 labels and max-softmax confidences, (R, n), for R stacked sets ``xs`` (R, n, ...).
+
+    With batch statistics the predictions depend on the batch, so ``eval_batch`` (0 = each
+    whole set in one pass) is part of the protocol. A plain (un-grouped) model takes R = 1.
+    """
+    r, n = xs.shape[0], xs.shape[1]
+    size = n if eval_batch <= 0 else eval_batch
+    probs = []
+    for start in range(0, n, size):
+        chunk = xs[:, start:start + size]
+        logits = model(chunk.reshape(r * chunk.shape[1], *xs.shape[2:]))
+        probs.append(F.softmax(logits, dim=1).reshape(r, chunk.shape[1], -1))
+    conf, labels = torch.cat(probs, dim=1).max(dim=2)
+    return labels, conf

@@ -1,0 +1,238 @@
+"""Entropy Enigma: flips under entropy minimisation predict the source model's accuracy
+(CPU protocol: digits BN-MLP, 30 shifts, Tent-style EM, LOCO fits)."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from methods.entropy_enigma import (
+    EataLoss,
+    all_shifts,
+    apply_shift,
+    builtin_source_model,
+    configure_for_em,
+    entropy,
+    entropy_minimize,
+    estimate_flips,
+    estimate_flips_many,
+    group_for_em,
+    load_digits_split,
+    rank_weights,
+)
+from methods.entropy_enigma.flips import AUTHORS_U_LIN, AUTHORS_U_QUAD, AUTHORS_W_QUAD
+from methods.entropy_enigma.suite import builtin_shift_sets, flip_table, loco_summary
+
+ROOT = Path(__file__).resolve().parents[2]
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="session")
+def source():
+    return builtin_source_model(0)
+
+
+@pytest.fixture(scope="session")
+def shift_sets():
+    return builtin_shift_sets()
+
+
+@pytest.fixture(scope="session")
+def batch_rows(source, shift_sets):
+    return flip_table(source, shift_sets, reference="batch_stats")
+
+
+@pytest.fixture(scope="session")
+def running_rows(source, shift_sets):
+    return flip_table(source, shift_sets, reference="running_stats")
+
+
+def test_weighted_flips_beat_raw_confidence(batch_rows):
+    mae = loco_summary(batch_rows)["mae"]
+    assert mae["weighted_flips"] < mae["avg_conf_raw"] - 5, mae
+
+
+def test_flips_anticorrelate_with_accuracy(batch_rows, running_rows):
+    assert loco_summary(batch_rows)["corr"]["acc_flips"] < -0.5
+    assert loco_summary(running_rows)["corr"]["acc_flips"] < -0.75
+
+
+def test_flip_fractions_are_ordered(batch_rows, running_rows):
+    for r in batch_rows + running_rows:
+        assert 0 <= r["weighted_flips"] <= r["flips"] <= 1
+        assert 0 <= r["true_acc"] <= 1
+
+
+def test_accuracies_span_a_wide_range(batch_rows):
+    accs = [r["true_acc"] for r in batch_rows]
+    assert min(accs) < 0.4 and max(accs) > 0.95
+
+
+def test_no_steps_no_flips(source, shift_sets):
+    stats = estimate_flips_many(source, [s.x for s in shift_sets[:3]], steps=0, reference="batch_stats")
+    assert all(s.flips == 0.0 and s.weighted_flips == 0.0 for s in stats)
+
+
+def test_same_seed_same_result_and_grouping_changes_nothing(source, shift_sets):
+    xs = [shift_sets[i].x for i in (2, 13)]
+    a = estimate_flips_many(source, xs, steps=40)
+    b = estimate_flips_many(source, xs, steps=40)
+    assert a == b
+    alone = [estimate_flips(source, x, steps=40) for x in xs]
+    for g, s in zip(a, alone):
+        assert abs(g.flips - s.flips) <= 2 / 797 and abs(g.avg_conf - s.avg_conf) < 1e-5
+
+
+def test_rank_weights():
+    conf = np.array([0.2, 0.9, 0.5, 0.5, 0.1])
+    w = rank_weights(conf)
+    assert (w > 0).all() and (w <= 1).all()
+    assert w[1] == 1.0 and w[2] == w[3]
+
+
+def test_configuration_drops_running_stats_and_freezes_all_but_bn_affine(source):
+    m = configure_for_em(source)
+    for mod in m.modules():
+        if isinstance(mod, torch.nn.BatchNorm1d):
+            assert mod.running_mean is None and mod.running_var is None
+    trainable = {n for n, p in m.named_parameters() if p.requires_grad}
+    assert trainable == {"net.1.weight", "net.1.bias", "net.4.weight", "net.4.bias"}
+    assert all(p.requires_grad for p in source.parameters())  # the source is untouched
+
+
+def test_eata_filters_and_weights():
+    e0 = 0.4 * math.log(10)
+    logits = torch.zeros(3, 10)
+    logits[1, 3] = 8.0  # confident
+    logits[2, 5] = 6.0  # confident
+    logits.requires_grad_(True)
+    loss_fn = EataLoss(e0)
+    loss, active = loss_fn(logits)
+    loss.backward()
+    assert active.all()
+    assert torch.all(logits.grad[0] == 0)  # H = ln 10 >= E0: no gradient
+    x2 = logits.detach().clone().requires_grad_(True)
+    ent = entropy(x2)[1:]
+    ((ent * torch.exp(e0 - ent).detach()).mean()).backward()
+    assert torch.allclose(logits.grad, x2.grad, atol=1e-7)  # weight exp(E0 - H), detached
+    # Redundancy: a sample aligned with p_bar (|cos| >= 0.05) is dropped, an orthogonal-ish one kept.
+    p_bar = loss_fn.p_bar[0]
+    probs = torch.stack([p_bar, torch.nn.functional.one_hot(torch.tensor(0), 10).float()])
+    cos = torch.nn.functional.cosine_similarity(p_bar[None], probs, dim=1)
+    keep = loss_fn.keep_mask(probs[None], torch.zeros(1, 2))[0]
+    assert cos[0] >= 0.05 and not keep[0]
+    assert keep[1] == (cos[1].abs() < 0.05)
+
+
+def test_reset_restores_parameters_and_momentum(source, shift_sets):
+    m = group_for_em(configure_for_em(source), 1)
+    before = [p.detach().clone() for p in m.parameters() if p.requires_grad]
+    opt_box: list = []
+    xs = torch.as_tensor(shift_sets[4].x)[None]
+    entropy_minimize(m, xs, steps=7, reset_every=7, eata_filter=True, optimizer_out=opt_box)
+    after = [p.detach() for p in m.parameters() if p.requires_grad]
+    assert all(torch.equal(a, b) for a, b in zip(before, after))
+    assert all(torch.count_nonzero(b) == 0 for b in opt_box[0].bufs)
+    moved = group_for_em(configure_for_em(source), 1)
+    entropy_minimize(moved, xs, steps=7, reset_every=1000)
+    assert any(not torch.equal(a, b.detach()) for a, b in zip(before, [p for p in moved.parameters() if p.requires_grad]))
+
+
+def test_authors_polynomials_transcribed():
+    assert np.polyval(AUTHORS_W_QUAD, 0.0) == pytest.approx(75.66, abs=0.01)
+    assert np.polyval(AUTHORS_U_LIN, 0.0) == pytest.approx(83.56, abs=0.01)
+    assert np.polyval(AUTHORS_U_QUAD, 0.0) == pytest.approx(82.58, abs=0.01)
+
+
+def test_shifts_are_deterministic_and_valid():
+    x = load_digits_split().x_test[:50]
+    assert len(all_shifts()) == 30
+    for kind, sev in [("noise", 3), ("rot", 5), ("shift", 4), ("blur", 1)]:
+        a, b = apply_shift(x, kind, sev), apply_shift(x, kind, sev)
+        assert a.shape == x.shape and np.array_equal(a, b)
+    with pytest.raises(ValueError, match="severity"):
+        apply_shift(x, "noise", 0)
+
+
+def _tool(args: dict, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "methods.entropy_enigma", "--args", json.dumps(args)],
+                          cwd=cwd, capture_output=True, text=True, timeout=300,
+                          env={"PYTHONPATH": str(ROOT), "PATH": ""})
+
+
+def test_tool_end_to_end(tmp_path, source):
+    torch.save(source.state_dict(), tmp_path / "src.pt")
+    args = {"model": "methods.entropy_enigma.model:DigitsBNMLP", "checkpoint": "src.pt", "steps": 30,
+            "shifts": [{"kind": k, "severity": s} for k in ("noise", "rot") for s in (1, 5)]}
+    proc = _tool(args, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rep = json.loads(proc.stdout)
+    assert len(rep["per_shift"]) == 4 and rep["mae"] is not None
+    assert rep["config"]["e0"] == pytest.approx(0.4 * math.log(10))
+    x = load_digits_split().x_test[:200]
+    np.savez(tmp_path / "unlabelled.npz", X=x)
+    proc = _tool({"checkpoint": "src.pt", "data": "unlabelled.npz", "steps": 10, "fit": "authors"}, tmp_path)
+    rep = json.loads(proc.stdout)
+    assert rep["per_shift"][0]["true_acc"] is None and rep["mae"] is None
+    assert rep["per_shift"][0]["est_acc"] is not None and rep["warnings"]
+
+
+def test_tool_bad_argument_names_the_field(tmp_path):
+    proc = _tool({"steps": -1}, tmp_path)
+    assert proc.returncode == 2 and "steps" in json.loads(proc.stdout)["error"]
+    proc = _tool({"checkpoint": "nope.pt"}, tmp_path)
+    assert proc.returncode == 2 and "checkpoint" in json.loads(proc.stdout)["error"]
+
+
+# --- the label-free-accuracy task: held-out labels must not leak through sklearn's copy ------
+
+TASK = ROOT / "environments" / "tasks" / "label-free-accuracy"
+
+
+def _task_script(name: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"lfa_{name}", TASK / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bundled_digits_no_longer_recover_the_held_out_labels():
+    """Nearest-neighbour lookup of the task's test images in sklearn's bundled digits: it finds
+    the exact original rarely, and gives labels no better than the actor's own source images."""
+    from sklearn.datasets import load_digits
+
+    prepare = _task_script("prepare")
+    d = load_digits()
+    bundled, y = d.data / 16.0, d.target
+    x = prepare.secret_jitter(bundled)
+    perm = np.random.default_rng(0).permutation(len(x))
+    tr, te = perm[:1000], perm[1000:]
+    for query in (x[te], apply_shift(x[te], "noise", 2)):
+        nn_bundled = ((query[:, None] - bundled[None]) ** 2).sum(-1).argmin(1)
+        nn_source = ((query[:, None] - x[tr][None]) ** 2).sum(-1).argmin(1)
+        assert (nn_bundled == te).mean() < 0.2  # 1.0 without the secret jitter
+        acc_bundled = (y[nn_bundled] == y[te]).mean()
+        acc_source = (y[tr][nn_source] == y[te]).mean()
+        assert acc_bundled <= acc_source + 0.01, (acc_bundled, acc_source)
+
+
+def test_task_gate_rejects_loading_bundled_digits(tmp_path):
+    ev = _task_script("eval")
+    (tmp_path / "features.py").write_text("from sklearn.datasets import load_digits\n")
+    assert ev.get_score(str(tmp_path)) == ev.WORST
+
+
+def test_task_loco_mae_of_a_perfect_feature_is_zero():
+    ev = _task_script("eval")
+    accs = np.linspace(0.2, 0.9, 12)
+    kinds = [k for k in "abc" for _ in range(4)]
+    assert ev.loco_mae(accs[:, None] * 2 + 1, accs, kinds) == pytest.approx(0.0, abs=1e-9)

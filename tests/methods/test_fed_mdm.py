@@ -1,0 +1,299 @@
+"""Federated MDM: the spec's claims on the built-in synthetic truth (600/600 clients), plus
+partition and energy-distance invariants and the tool's JSON contract."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from sklearn.datasets import load_digits
+
+from methods.fed_mdm import (
+    builtin_truth,
+    counts_to_proportions,
+    energy_distance,
+    fit_mdm,
+    label_proportions,
+    log_dm,
+    log_multinomial_coef,
+    mixture_loglik,
+    partition_by_mdm,
+    resample_sizes,
+    sample_clients,
+    sizes_from_hist,
+    synthetic_split,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def split():
+    return synthetic_split()  # train, test, truth
+
+
+@pytest.fixture(scope="session")
+def fits(split):
+    train, _, _ = split
+    return {k: fit_mdm(train, k) for k in (1, 3)}
+
+
+def _heldout_ll(fit, test):
+    return float(mixture_loglik(test, fit.params.phi, fit.params.alphas).mean())
+
+
+def test_mixture_beats_single_dirichlet_and_reaches_truth(split, fits):
+    _, test, truth = split
+    ll1, ll3 = _heldout_ll(fits[1], test), _heldout_ll(fits[3], test)
+    true_ll = float(mixture_loglik(test, truth.phi, truth.alphas).mean())
+    assert ll3 - ll1 >= 1.5
+    assert abs(ll3 - true_ll) < 0.1
+
+
+def test_init_seeds_agree(split):
+    train, test, _ = split
+    lls = [_heldout_ll(fit_mdm(train, 3, init_seed=s), test) for s in range(5)]
+    assert max(lls) - min(lls) < 0.05
+
+
+def test_em_never_decreases_the_likelihood(fits, split):
+    for fit in fits.values():
+        assert np.diff(fit.objective_curve).min() >= -1e-9
+        assert fit.monotone
+    train, _, _ = split
+    sized = fit_mdm(train, 3, iters=60, size_bins=[20, 40, 60, 80])
+    assert sized.monotone
+
+
+def test_k3_recovers_the_truth(fits):
+    truth = builtin_truth()
+    p = fits[3].params
+    best = min(itertools.permutations(range(3)),
+               key=lambda pm: np.abs(p.phi[list(pm)] - truth.phi).max())
+    phi, a_sum = p.phi[list(best)], p.alphas[list(best)].sum(axis=1)
+    assert np.abs(phi - truth.phi).max() < 0.07
+    assert (np.abs(a_sum - truth.alphas.sum(axis=1)) / truth.alphas.sum(axis=1)).max() < 0.25
+
+
+def test_k1_matches_direct_maximum_likelihood(split):
+    train, _, _ = split
+    em = fit_mdm(train, 1, iters=300).params.alphas[0]
+    nll = lambda th: -log_dm(train, np.exp(th)[None]).sum()  # noqa: E731
+    direct = np.exp(minimize(nll, np.log(em) + 0.3, method="L-BFGS-B",
+                             options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 5000}).x)
+    np.testing.assert_allclose(em, direct, rtol=1e-3)
+
+
+def test_dm_with_coefficient_is_a_distribution():
+    vecs = np.array([v for v in itertools.product(range(5), repeat=3) if sum(v) == 4])
+    alpha = np.array([[0.7, 2.0, 0.2]])
+    total = np.exp(log_dm(vecs, alpha)[:, 0] + log_multinomial_coef(vecs)).sum()
+    assert abs(total - 1.0) < 1e-10
+
+
+def test_federated_shards_equal_central_fit(split):
+    train, _, _ = split
+    central = fit_mdm(train, 3, iters=30)
+    sharded = fit_mdm(train, 3, iters=30, n_shards=7)
+    np.testing.assert_allclose(sharded.params.alphas, central.params.alphas, rtol=1e-9)
+
+
+def test_dp_noise_runs_and_stays_finite(split):
+    train, _, _ = split
+    fit = fit_mdm(train, 3, iters=30, dp_sigma=1.0)
+    assert np.isfinite(fit.params.alphas).all() and (fit.params.alphas > 0).all()
+    assert np.isfinite(fit.params.phi).all()
+
+
+# --- partition ------------------------------------------------------------------------------
+
+LABELS = load_digits().target
+
+
+def _partition(phi, alphas, seed=0, sizes=np.arange(20, 80)):
+    drawn: list[int] = []
+    base = resample_sizes(sizes)
+
+    def sampler(k, rng):
+        drawn.append(base(k, rng))
+        return drawn[-1]
+
+    clients, unused = partition_by_mdm(LABELS, np.asarray(phi), np.asarray(alphas), sampler, seed=seed)
+    return clients, unused, drawn
+
+
+def test_partition_invariants():
+    truth = builtin_truth()
+    clients, unused, drawn = _partition(truth.phi, truth.alphas, seed=3)
+    flat = np.concatenate(clients)
+    assert len(np.unique(flat)) == len(flat)  # every index at most once
+    assert flat.min() >= 0 and flat.max() < len(LABELS)
+    assert all(len(c) > 0 for c in clients)
+    assert [len(c) for c in clients] == drawn[:-1]  # the last draw did not fit and stopped it
+    assert drawn[-1] > len(unused)
+    assert len(unused) < 80
+    assert set(flat) | set(unused) == set(range(len(LABELS)))
+    again, unused2, _ = _partition(truth.phi, truth.alphas, seed=3)
+    assert all(np.array_equal(a, b) for a, b in zip(clients, again)) and np.array_equal(unused, unused2)
+
+
+def test_partition_terminates_with_tiny_alpha():
+    clients, unused, _ = _partition([1.0], np.full((1, 10), 1e-3), seed=1)
+    flat = np.concatenate(clients)
+    assert len(np.unique(flat)) == len(flat) and len(unused) < 80
+
+
+def test_sizes_from_hist_stay_in_their_bin():
+    sampler = sizes_from_hist(np.array([[1.0, 0.0], [0.0, 1.0]]), [10, 20, 30])
+    rng = np.random.default_rng(0)
+    assert all(10 <= sampler(0, rng) < 20 for _ in range(50))
+    assert all(20 <= sampler(1, rng) < 30 for _ in range(50))
+
+
+def test_energy_distance_properties():
+    rng = np.random.default_rng(0)
+    x, y = rng.dirichlet(np.ones(10), 50), rng.dirichlet(np.full(10, 0.3), 70)
+    assert energy_distance(x, x) == pytest.approx(0.0, abs=1e-12)
+    assert energy_distance(x, y) == pytest.approx(energy_distance(y, x), rel=1e-12)
+    assert energy_distance(x, y) > 0
+
+
+@pytest.fixture(scope="session")
+def realism(split, fits):
+    """D^2 of 10 pooled digits partitions against the 600 test clients' label proportions."""
+    train, test, truth = split
+    target = counts_to_proportions(test)
+    sizes = train.sum(axis=1)
+
+    def d2(phi, alphas):
+        props = [label_proportions(partition_by_mdm(LABELS, phi, alphas, resample_sizes(sizes), seed=s)[0],
+                                   LABELS, 10) for s in range(10)]
+        return energy_distance(np.concatenate(props), target)
+
+    p3 = fits[3].params
+    return {"dir": d2(np.ones(1), np.full((1, 10), 0.5)), "fit3": d2(p3.phi, p3.alphas),
+            "true": d2(truth.phi, truth.alphas)}
+
+
+def test_fitted_mdm_partitions_look_real(realism):
+    assert realism["fit3"] < 0.5 * realism["dir"]
+    assert realism["true"] < 0.3 * realism["dir"]
+
+
+def test_sample_clients_links_size_to_component():
+    rng = np.random.default_rng(0)
+    counts, ks = sample_clients([0.5, 0.5], np.ones((2, 4)), 200, rng, np.array([[5, 10], [50, 60]]))
+    n = counts.sum(axis=1)
+    assert (n[ks == 0] < 10).all() and (n[ks == 1] >= 50).all()
+
+
+# --- tool -------------------------------------------------------------------------------------
+
+
+def _tool(entry: str, args: dict, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "methods.fed_mdm", entry, "--args", json.dumps(args)],
+                          cwd=cwd, capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": str(ROOT), "PATH": ""})
+
+
+def test_tools_end_to_end(tmp_path, split):
+    _, test, _ = split
+    np.savez(tmp_path / "real.npz", counts=test)
+    fit = _tool("fit_mdm", {"iters": 40, "synthetic": {"n_train": 200, "n_test": 100}}, tmp_path)
+    assert fit.returncode == 0, fit.stderr
+    rep = json.loads(fit.stdout)
+    assert len(rep["phi"]) == 3 and rep["monotone"] and rep["heldout_ll"] is not None
+    part = _tool("partition_mdm", {"model": rep["model_path"], "repeats": 2, "compare_to": "real.npz"}, tmp_path)
+    assert part.returncode == 0, part.stderr
+    rep = json.loads(part.stdout)
+    with np.load(tmp_path / rep["clients"]) as data:
+        assert data["offsets"][-1] == len(data["indices"]) == sum(rep["sizes"])
+    assert rep["energy_distance"] > 0 and rep["n_clients"] == len(rep["sizes"])
+
+
+def test_tool_bad_argument_names_the_field(tmp_path):
+    proc = _tool("fit_mdm", {"K": 0}, tmp_path)
+    assert proc.returncode == 2 and "K" in json.loads(proc.stdout)["error"]
+    proc = _tool("partition_mdm", {"model": "missing.json"}, tmp_path)
+    assert proc.returncode == 2 and "model" in json.loads(proc.stdout)["error"]
+
+
+# --- the federated-partition task ------------------------------------------------------------
+
+TASK = ROOT / "environments" / "tasks" / "federated-partition"
+
+RESAMPLE_COUNTS = '''
+from pathlib import Path
+import numpy as np
+COHORT = np.load(Path(__file__).resolve().parent / "data" / "cohort_counts.npy")
+def partition(labels, seed):
+    """Copy a random cohort client's counts (pool permitting): the non-parametric rival."""
+    rng = np.random.default_rng(seed)
+    pools = [list(rng.permutation(np.flatnonzero(labels == c))) for c in range(10)]
+    left, out = len(labels), []
+    while True:
+        u = COHORT[rng.integers(len(COHORT))]
+        n = int(u.sum())
+        if n > left:
+            return out
+        client = [int(pools[c].pop()) for c in range(10) for _ in range(u[c]) if pools[c]]
+        q = u / n
+        while len(client) < n:
+            c = rng.choice(10, p=q)
+            if pools[c]:
+                client.append(int(pools[c].pop()))
+            q = (q + 0.02) / (q + 0.02).sum()
+        left -= n
+        out.append(client)
+'''
+
+
+@pytest.fixture(scope="module")
+def task_scores(tmp_path_factory):
+    """Scores of the baseline, the reference and resampling the cohort, on the task's data."""
+    import importlib.util
+    import shutil
+
+    task = tmp_path_factory.mktemp("fp") / "federated-partition"
+    shutil.copytree(TASK, task)
+    subprocess.run([sys.executable, "prepare.py"], cwd=task / "scripts", check=True,
+                   capture_output=True, env={"PYTHONPATH": str(ROOT), "PATH": ""})
+    spec = importlib.util.spec_from_file_location("fp_eval", task / "scripts" / "eval.py")
+    ev = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ev)
+    scores = {"baseline": ev.get_score(str(task / "env"))}
+    for name, write in (("reference", None), ("resample", RESAMPLE_COUNTS)):
+        ws = task / f"ws_{name}"
+        shutil.copytree(task / "env", ws)
+        if write is None:
+            shutil.copy(task / "reference" / "partition.py", ws / "partition.py")
+        else:
+            (ws / "partition.py").write_text(write)
+        scores[name] = ev.get_score(str(ws))
+    cohort = np.load(task / "env" / "data" / "cohort_counts.npy")
+    return scores, cohort, ev
+
+
+def test_task_reference_beats_baseline_and_resampling(task_scores):
+    scores, _, _ = task_scores
+    assert scores["reference"] < (1 - 0.5) * scores["baseline"]
+    assert scores["reference"] < scores["resample"] < scores["baseline"]
+
+
+def test_task_shows_only_a_cohort_and_aggregates(task_scores):
+    _, cohort, ev = task_scores
+    assert cohort.shape == (150, 10)
+    held = np.load(Path(ev.__file__).parent / "heldout_counts.npy")
+    assert held.shape[0] >= 1000  # scored against many more clients than the actor sees
+
+
+def test_task_gate_rejects_reused_indices(task_scores):
+    _, _, ev = task_scores
+    assert isinstance(ev._check([[0, 1]] * 30, 1797, 0), str)
+    assert isinstance(ev._check([[0]] * 10, 1797, 0), str)

@@ -1,0 +1,214 @@
+"""2RA Q-learning: the spec's claims at the prototype's scale (one MDP, 20 runs, 100k steps)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from methods.twora_q import (
+    bellman_backup,
+    isotropic_penalty,
+    make_learner,
+    make_random_mdp,
+    q_star,
+    run_maxbias,
+    run_random,
+    sample_trajectories,
+)
+from methods.twora_q.experiment import streams
+
+ROOT = Path(__file__).resolve().parents[2]
+STEPS, RUNS = 100_000, 20
+
+
+@pytest.fixture(scope="session")
+def dev_mdp():
+    mdp = make_random_mdp(1234)
+    return mdp, q_star(mdp)
+
+
+@pytest.fixture(scope="session")
+def stream(dev_mdp):
+    """The transition stream seed 0 draws; shared so every method sees the same one."""
+    mdp, _ = dev_mdp
+    return sample_trajectories(mdp, STEPS, RUNS, streams(0)[0])
+
+
+@pytest.fixture(scope="session")
+def random_results(dev_mdp, stream):
+    mdp, qs = dev_mdp
+    out = {"q": run_random(make_learner("q"), mdp, alpha0=0.01, qstar=qs, transitions=stream)}
+    for rho in (0.0, 50.0, 500.0):
+        out[f"2ra_{rho:g}"] = run_random(
+            make_learner("2ra", 10), mdp, alpha0=0.01, rho0=rho, qstar=qs, transitions=stream
+        )
+    return out
+
+
+@pytest.fixture(scope="session")
+def maxbias_results():
+    return {
+        "q": run_maxbias(make_learner("q")),
+        "double": run_maxbias(make_learner("double")),
+        "2ra": run_maxbias(make_learner("2ra", 5), rho0=0.5),
+    }
+
+
+def test_bias_is_monotone_in_rho_with_a_sign_change(random_results):
+    b0, b50, b500 = (random_results[f"2ra_{r}"].bias for r in ("0", "50", "500"))
+    assert b0 > 0.1 > b50 > -0.2 > b500, (b0, b50, b500)
+
+
+def test_2ra_rho50_cuts_final_mse_fivefold(random_results):
+    assert random_results["2ra_50"].mse_final < 0.2 * random_results["q"].mse_final
+
+
+def test_2ra_without_penalty_is_close_to_q(random_results):
+    q, r0 = random_results["q"].mse_final, random_results["2ra_0"].mse_final
+    assert abs(r0 - q) < 0.25 * q, (r0, q)
+
+
+def test_estimates_stay_finite(random_results, maxbias_results):
+    for res in random_results.values():
+        assert np.isfinite(res.q_bar).all()
+        assert np.isfinite(res.mse).all()
+    for res in maxbias_results.values():
+        assert np.isfinite(res.bias) and np.isfinite(res.left_pct_curve).all()
+
+
+def test_maxbias_pessimism_and_double(maxbias_results):
+    q = maxbias_results["q"].left_pct_first50
+    assert maxbias_results["2ra"].left_pct_first50 < q - 30
+    assert maxbias_results["double"].left_pct_first50 < q
+
+
+def test_2ra_with_one_table_and_no_penalty_is_q_learning(dev_mdp):
+    mdp, qs = dev_mdp
+    tr = sample_trajectories(mdp, 5000, 4, streams(3)[0])
+    kw = dict(steps=5000, runs=4, seed=3, alpha0=0.05, qstar=qs, transitions=tr, log_every=1000)
+    q = run_random(make_learner("q"), mdp, **kw)
+    ra = run_random(make_learner("2ra", 1), mdp, rho0=0.0, **kw)
+    assert np.array_equal(q.q_bar, ra.q_bar)
+    assert q.mse == ra.mse
+
+
+def test_q_star_satisfies_bellman(dev_mdp):
+    mdp, qs = dev_mdp
+    assert np.abs(bellman_backup(mdp, qs) - qs).max() < 1e-8
+
+
+def test_random_mdp_matches_the_authors_construction():
+    mdp = make_random_mdp(1234)
+    assert mdp.P.shape == (3, 10, 10)
+    np.testing.assert_allclose(mdp.P.sum(axis=2), 1.0)
+    assert (mdp.R <= 0).all() and mdp.R[9, 2] == pytest.approx(-0.81 - 0.4)
+
+
+def test_double_variants_read_the_other_table():
+    q_next = np.array([[[1.0, 5.0]], [[3.0, 2.0]]])  # (N=2, runs=1, A=2)
+    beta = np.array([0])
+    vh = make_learner("double").bootstrap(q_next, beta, 0.0)
+    au = make_learner("double", double_variant="authors").bootstrap(q_next, beta, 0.0)
+    assert vh[0] == 2.0  # argmax from table 0 (action 1), value from table 1
+    assert au[0] == 1.0  # argmax from table 1 (action 0), value from table 0
+
+
+def test_2ra_target_is_mean_minus_sqrt_rho():
+    q_next = np.array([[[1.0, 4.0]], [[3.0, 0.0]]])
+    val = make_learner("2ra", 2).bootstrap(q_next, np.array([0]), isotropic_penalty(1.0, 4.0))
+    assert val[0] == pytest.approx(2.0 - 2.0)
+
+
+def _tool(args: dict) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "methods.twora_q", "--args", json.dumps(args)],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+
+
+def test_tool_end_to_end():
+    proc = _tool({"steps": 3000, "runs": 3, "log_every": 1000})
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["config"]["N"] == 10 and report["config"]["rho0"] == 50.0
+    assert len(report["mse_curve"]) == 3 and np.isfinite(report["mse_final"])
+    assert np.array(report["q_star"]).shape == (10, 3)
+    proc = _tool({"env": "maxbias", "method": "q", "episodes": 60, "runs": 50})
+    report = json.loads(proc.stdout)
+    assert len(report["left_pct_curve"]) == 60 and report["config"]["N"] == 1
+
+
+def test_tool_bad_argument_names_the_field():
+    proc = _tool({"rho0": -1})
+    assert proc.returncode == 2
+    assert "rho0" in json.loads(proc.stdout)["error"]
+
+
+# --- the q-bias task: its engine (methods.twora_q.plugin) and eval gates, at small scale ----
+
+TASK = ROOT / "environments" / "tasks" / "q-bias"
+
+
+def _import_file(name: str, path: Path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_plugin_with_the_reference_estimator_reproduces_the_library(dev_mdp):
+    from methods.twora_q.plugin import run_estimator
+
+    mdp, qs = dev_mdp
+    ref = _import_file("ref_estimator", TASK / "reference" / "estimator.py")
+    (plug,) = run_estimator(ref, [mdp], [qs], steps=4000, runs=5, seed=1, log_every=1000)
+    lib = run_random(make_learner("2ra", 10), mdp, steps=4000, runs=5, seed=1, alpha0=0.01,
+                     rho0=50.0, qstar=qs, log_every=1000)
+    np.testing.assert_allclose(plug.mse, lib.mse, rtol=1e-9)
+
+
+@pytest.fixture()
+def quick_eval(tmp_path, monkeypatch):
+    """The task's eval.py on private data made in a temp copy, with a short stream."""
+    import shutil
+
+    task = tmp_path / "q-bias"
+    shutil.copytree(TASK, task)
+    monkeypatch.chdir(task / "scripts")
+    subprocess.run([sys.executable, "prepare.py"], check=True, capture_output=True,
+                   env={"PYTHONPATH": str(ROOT), "PATH": ""})
+    ev = _import_file("q_bias_eval", task / "scripts" / "eval.py")
+    monkeypatch.setattr(ev, "STEPS", 3000)
+    monkeypatch.setattr(ev, "RUNS", 4)
+    monkeypatch.delitem(sys.modules, "estimator", raising=False)
+    return task, ev
+
+
+def test_task_reference_beats_baseline_and_gates_hold(quick_eval):
+    task, ev = quick_eval
+    base = ev.get_score(str(task / "env"))
+    ref_ws = task / "ref_ws"
+    import shutil
+
+    shutil.copytree(task / "env", ref_ws)
+    shutil.copy(task / "reference" / "estimator.py", ref_ws / "estimator.py")
+    ref = ev.get_score(str(ref_ws))
+    assert np.isfinite(base) and ref < 0.75 * base
+    # A counter kept at module level is state outside Q: the gate rejects it.
+    cheat = task / "cheat_ws"
+    shutil.copytree(task / "env", cheat)
+    with open(cheat / "estimator.py", "a") as f:
+        f.write("\nSEEN = []\n_t = target\ndef target(Q, r, s2, t, gamma, beta):\n"
+                "    SEEN.append(t)\n    return _t(Q, r, s2, t, gamma, beta)\n")
+    assert ev.get_score(str(cheat)) == float("inf")
+    bad_n = task / "bad_ws"
+    shutil.copytree(task / "env", bad_n)
+    (bad_n / "estimator.py").write_text((bad_n / "estimator.py").read_text().replace("N = 1 ", "N = 50 "))
+    assert ev.get_score(str(bad_n)) == float("inf")
