@@ -1,0 +1,151 @@
+"""Reusable steps for the task-suite tests: prepare a task, solve a workspace, score it.
+
+Every ``test_tasks_<name>.py`` walks the path of ``labcoat check-task`` with labcoat's own
+machinery: ``environments.prepare.prepare_task`` (a private, prepared copy of the task folder),
+``env/`` (optionally with ``reference/`` laid over it) copied to a workspace, the task's
+``solve`` scripts run there by ``environments.scoring.run_solve``, and the workspace scored by
+``environments.scoring.evaluate`` (pristine ``scripts/eval.py``, read-only files laid over, in
+the local sandbox).
+
+``python -m tests.environments._task_helpers <task> [--runs 3] [--reference]`` measures a task
+the same way and prints mean ± std (how the baselines in ``task.toml`` were measured).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import tempfile
+from pathlib import Path
+
+from environments.prepare import prepare_task
+from environments.scoring import EvalResult, evaluate, improvement, run_solve
+from environments.suite import TASKS_DIR
+from environments.task import TaskSpec, load_task
+
+SANDBOX = "local"
+
+__all__ = ["TASKS_DIR", "load_task"]
+
+
+def task_spec(name: str) -> TaskSpec:
+    """The pristine suite task ``name``."""
+    return load_task(TASKS_DIR / name)
+
+
+def prepared_task(name: str, cache: Path) -> TaskSpec:
+    """Suite task ``name`` prepared in a private copy under ``cache``."""
+    return prepare_task(task_spec(name), cache=Path(cache))
+
+
+def private_files(spec: TaskSpec) -> list[Path]:
+    """Files that ``prepare.py`` wrote next to itself (the task's private data)."""
+    pristine = TASKS_DIR / spec.name / "scripts"
+    found = []
+    for path in sorted(spec.scripts_dir.rglob("*")):
+        rel = path.relative_to(spec.scripts_dir)
+        if path.is_file() and "__pycache__" not in rel.parts and not (pristine / rel).exists():
+            found.append(path)
+    return found
+
+
+def make_workspace(spec: TaskSpec, dest: Path, reference: bool = False) -> Path:
+    """Copy the prepared ``env/`` to ``dest``; with ``reference``, lay ``reference/`` over it."""
+    dest = Path(dest)
+    shutil.copytree(spec.env_dir, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    if reference:
+        assert spec.reference_dir.is_dir(), f"{spec.name}: no reference/ folder"
+        shutil.copytree(spec.reference_dir, dest, dirs_exist_ok=True)
+    return dest
+
+
+def solve(spec: TaskSpec, workspace: Path) -> None:
+    """Run the task's ``solve`` scripts in ``workspace`` (in the sandbox)."""
+    run_solve(spec, Path(workspace), sandbox=SANDBOX)
+
+
+def score(spec: TaskSpec, workspace: Path) -> EvalResult:
+    """Score ``workspace`` with the task's pristine ``eval.py`` in the sandbox."""
+    return evaluate(spec, Path(workspace), sandbox=SANDBOX)
+
+
+def value(spec: TaskSpec, workspace: Path) -> float:
+    """The score of ``workspace``; fails the test with eval's reason when there is none."""
+    result = score(spec, workspace)
+    assert result.value is not None, f"{spec.name}: eval failed ({result.failure}): {result.detail}"
+    return result.value
+
+
+def solve_and_score(spec: TaskSpec, workspace: Path, reference: bool = False) -> float:
+    """Workspace from ``env/`` (+ ``reference/``), run the solve scripts, return the score."""
+    ws = make_workspace(spec, workspace, reference=reference)
+    solve(spec, ws)
+    return value(spec, ws)
+
+
+def gain(spec: TaskSpec, new: float, baseline: float) -> float:
+    """Relative improvement of ``new`` over ``baseline`` in the metric's direction."""
+    return improvement(new, baseline, spec.higher_is_better)
+
+
+def assert_no_private_data_in(spec: TaskSpec, workspace: Path) -> None:
+    """No private file of the task, by name or by content, is anywhere in ``workspace``."""
+    secrets = {p.name: p.read_bytes() for p in private_files(spec)}
+    assert secrets, f"{spec.name}: prepare.py wrote no private data next to itself"
+    for path in Path(workspace).rglob("*"):
+        if not path.is_file():
+            continue
+        assert path.name not in secrets, f"private file {path.name} is in the workspace"
+        data = path.read_bytes()
+        for secret_name, secret in secrets.items():
+            assert data != secret, f"{path} is a copy of the private {secret_name}"
+
+
+def assert_reference_beats_baseline(spec: TaskSpec, tmp_path: Path) -> tuple[float, float]:
+    """Baseline (``env/``) and reference (``env/`` + ``reference/``) solved and scored;
+    the reference must beat the baseline by more than the success threshold."""
+    base = solve_and_score(spec, Path(tmp_path) / "baseline")
+    ref = solve_and_score(spec, Path(tmp_path) / "reference", reference=True)
+    g = gain(spec, ref, base)
+    assert g > spec.success_threshold, (
+        f"{spec.name}: reference {ref:.4g} vs baseline {base:.4g} is a {g:+.1%} improvement, "
+        f"not more than the threshold {spec.success_threshold:.0%}"
+    )
+    return base, ref
+
+
+def assert_deterministic(spec: TaskSpec, cache: Path) -> None:
+    """Preparing the task again gives byte-identical data, public and private."""
+    again = prepared_task(spec.name, cache)
+    files = [p.relative_to(spec.root) for p in spec.root.rglob("*")
+             if p.is_file() and "__pycache__" not in p.parts and p.name != ".prepared"]
+    assert files
+    for rel in files:
+        assert (again.root / rel).read_bytes() == (spec.root / rel).read_bytes(), rel
+
+
+def measure(name: str, runs: int = 3, reference: bool = False) -> list[float]:
+    """Score ``runs`` fresh workspaces of a freshly prepared task."""
+    scores = []
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = prepared_task(name, Path(tmp) / "cache")
+        for i in range(runs):
+            scores.append(solve_and_score(spec, Path(tmp) / f"ws{i}", reference=reference))
+    return scores
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("task")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--reference", action="store_true")
+    args = parser.parse_args()
+    scores = measure(args.task, args.runs, args.reference)
+    std = statistics.stdev(scores) if len(scores) > 1 else 0.0
+    print(f"{args.task}{' (reference)' if args.reference else ''}: scores {scores}")
+    print(f"mean {statistics.mean(scores):.6g} ± {std:.2g} over {len(scores)} runs")
+
+
+if __name__ == "__main__":
+    main()

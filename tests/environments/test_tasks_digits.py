@@ -1,0 +1,73 @@
+"""The digits task: prepare -> baseline -> reference, hidden labels, and the secret transform."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits
+
+from tests.environments import _task_helpers as th
+
+NAME = "digits"
+
+
+@pytest.fixture(scope="module")
+def task(tmp_path_factory):
+    return th.prepared_task(NAME, tmp_path_factory.mktemp("cache"))
+
+
+def _labels(spec) -> np.ndarray:
+    return np.loadtxt(spec.scripts_dir / "test_labels.csv", delimiter=",", skiprows=1)[:, 1]
+
+
+def test_task_loads_with_hparams():
+    spec = th.task_spec(NAME)
+    assert spec.solve == ["train.py"]
+    assert spec.baseline is not None and spec.baseline <= 0.85
+    assert {h.name for h in spec.hparams} == {"EPOCHS", "LR", "HIDDEN"}
+    src = (spec.env_dir / "train.py").read_text()
+    for h in spec.hparams:
+        assert f"\n{h.name} = " in src, f"{h.name} is not a top-level assignment in train.py"
+    assert spec.is_read_only("train.csv") and spec.is_read_only("test.csv")
+
+
+def test_reference_beats_baseline(task, tmp_path):
+    base, ref = th.assert_reference_beats_baseline(task, tmp_path)
+    assert base <= 0.85, "the starting script must leave headroom"
+    assert ref > 0.85
+
+
+def test_no_test_labels_in_workspace(task, tmp_path):
+    ws = th.make_workspace(task, tmp_path / "ws")
+    th.assert_no_private_data_in(task, ws)
+    header = (ws / "test.csv").read_text().splitlines()[0].split(",")
+    assert header == ["id"] + [f"p{i}" for i in range(64)]
+    assert len(_labels(task)) == len((ws / "test.csv").read_text().splitlines()) - 1
+
+
+def test_bundled_copy_does_not_recover_test_labels(task):
+    """A 1-nearest-neighbour lookup against scikit-learn's bundled digits: 100% on an
+    untransformed copy, near chance on the task's transformed test images."""
+    bundled = load_digits()
+    x_bundled, y_bundled = bundled.data, bundled.target
+
+    def lookup(queries: np.ndarray) -> np.ndarray:
+        d = ((queries[:, None, :] - x_bundled[None, :, :]) ** 2).sum(-1)
+        return y_bundled[d.argmin(1)]
+
+    untransformed = x_bundled[::3]
+    assert (lookup(untransformed) == y_bundled[::3]).mean() == 1.0
+
+    test = np.loadtxt(task.env_dir / "test.csv", delimiter=",", skiprows=1)
+    recovered = (lookup(test[:, 1:]) == _labels(task)).mean()
+    assert recovered < 0.25, f"the bundled copy still recovers {recovered:.0%} of test labels"
+
+
+def test_eval_rejects_a_missing_submission(task, tmp_path):
+    ws = th.make_workspace(task, tmp_path / "ws")
+    result = th.score(task, ws)
+    assert result.value is None and result.failure == "no_submission"
+
+
+def test_prepare_is_deterministic(task, tmp_path):
+    th.assert_deterministic(task, tmp_path)

@@ -1,0 +1,64 @@
+"""The vectorization task: eval times the workspace's Conv2D forward pass and gates its output."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.environments import _task_helpers as th
+
+NAME = "vectorization"
+
+
+@pytest.fixture(scope="module")
+def task(tmp_path_factory):
+    return th.prepared_task(NAME, tmp_path_factory.mktemp("cache"))
+
+
+def test_task_loads():
+    spec = th.task_spec(NAME)
+    assert spec.kind == "classic"
+    assert spec.direction == "lower"
+    assert spec.solve == []  # eval runs the code itself
+    # a runtime depends on the machine: the baseline is measured there, never fixed
+    assert spec.baseline is None
+    assert "Conv2DLayer" in spec.research_problem
+
+
+def test_reference_is_much_faster_than_baseline(task, tmp_path):
+    base, ref = th.assert_reference_beats_baseline(task, tmp_path)
+    assert ref < base / 5
+
+
+def _patched(task, tmp_path, old: str, new: str):
+    ws = th.make_workspace(task, tmp_path / "ws", reference=True)
+    train = ws / "train.py"
+    src = train.read_text()
+    assert old in src
+    train.write_text(src.replace(old, new))
+    return th.score(task, ws)
+
+
+def test_wrong_output_is_rejected(task, tmp_path):
+    result = _patched(task, tmp_path, "output = relu(output)", "output = relu(output) * 1.01")
+    assert result.value is None and result.failure == "eval_error"
+    assert "wrong output" in result.detail
+
+
+def test_wrong_shape_is_rejected(task, tmp_path):
+    result = _patched(task, tmp_path, "        return output\n", "        return output[:, 1:]\n")
+    assert result.value is None and "shape" in result.detail
+
+
+def test_cached_answers_do_not_pass(task, tmp_path):
+    """eval feeds a fresh batch every repeat, so replaying the first answer is caught."""
+    signature = "    def forward(self, features_batch: np.ndarray) -> np.ndarray:\n"
+    result = _patched(
+        task, tmp_path, signature,
+        signature
+        + "        if getattr(self, '_cache', None) is not None:\n"
+        "            return self._cache\n"
+        "        self._cache = self._forward(features_batch)\n"
+        "        return self._cache\n\n"
+        "    def _forward(self, features_batch: np.ndarray) -> np.ndarray:\n",
+    )
+    assert result.value is None and "wrong output on repeat 1" in result.detail
