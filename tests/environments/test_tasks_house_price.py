@@ -1,0 +1,52 @@
+"""The house-price task: prepare -> baseline -> reference, hidden prices, messy columns."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from tests.environments import _task_helpers as th
+
+NAME = "house-price"
+
+
+@pytest.fixture(scope="module")
+def task(tmp_path_factory):
+    return th.prepared_task(NAME, tmp_path_factory.mktemp("cache"))
+
+
+def test_task_loads():
+    spec = th.task_spec(NAME)
+    assert spec.direction == "lower" and spec.metric == "mae"
+    assert spec.solve == ["train.py"]
+    assert spec.is_read_only("train.csv") and spec.is_read_only("test.csv")
+
+
+def test_reference_beats_baseline(task, tmp_path):
+    th.assert_reference_beats_baseline(task, tmp_path)
+
+
+def test_data_has_categories_and_missing_values(task):
+    with (task.env_dir / "train.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert len({r["Neighborhood"] for r in rows}) >= 10
+    missing = sum(r["LotFrontage"] == "" for r in rows) / len(rows)
+    assert 0.1 < missing < 0.3
+    with (task.env_dir / "test.csv").open() as fh:
+        header = next(csv.reader(fh))
+    assert "SalePrice" not in header
+
+
+def test_no_test_prices_in_workspace(task, tmp_path):
+    ws = th.make_workspace(task, tmp_path / "ws")
+    th.assert_no_private_data_in(task, ws)
+
+
+def test_eval_rejects_a_missing_submission(task, tmp_path):
+    result = th.score(task, th.make_workspace(task, tmp_path / "ws"))
+    assert result.value is None and result.failure == "no_submission"
+
+
+def test_prepare_is_deterministic(task, tmp_path):
+    th.assert_deterministic(task, tmp_path)

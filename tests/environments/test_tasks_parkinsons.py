@@ -1,0 +1,56 @@
+"""The parkinsons task: prepare -> baseline -> reference; forecasts scored by SMAPE."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+
+import pytest
+
+from tests.environments import _task_helpers as th
+
+NAME = "parkinsons"
+
+
+@pytest.fixture(scope="module")
+def task(tmp_path_factory):
+    return th.prepared_task(NAME, tmp_path_factory.mktemp("cache"))
+
+
+def _rows(path):
+    with path.open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_task_loads():
+    spec = th.task_spec(NAME)
+    assert spec.metric == "smape" and spec.direction == "lower"
+
+
+def test_reference_beats_baseline(task, tmp_path):
+    th.assert_reference_beats_baseline(task, tmp_path)
+
+
+def test_smape_convention():
+    spec = importlib.util.spec_from_file_location("pk_eval", th.task_spec(NAME).eval_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.smape([0.0, 5.0], [0.0, 5.0]) == 0.0
+    assert module.smape([1.0], [0.0]) == 200.0
+    assert module.smape([3.0], [1.0]) == pytest.approx(100.0)
+
+
+def test_test_patients_are_seen_only_up_to_month_12(task, tmp_path):
+    ws = th.make_workspace(task, tmp_path / "ws")
+    th.assert_no_private_data_in(task, ws)
+    months = {int(r["visit_month"]) for r in _rows(ws / "test_clinical.csv")}
+    assert months == {0, 6, 12}
+    test_patients = {r["patient_id"] for r in _rows(ws / "test_clinical.csv")}
+    train_patients = {r["patient_id"] for r in _rows(ws / "train_clinical.csv")}
+    assert not test_patients & train_patients
+    wanted = {r["prediction_id"].split("_")[1] for r in _rows(ws / "sample_submission.csv")}
+    assert wanted == {"18", "24", "36"}
+
+
+def test_prepare_is_deterministic(task, tmp_path):
+    th.assert_deterministic(task, tmp_path)
