@@ -140,6 +140,8 @@ def load_task(root: str | Path, name: str | None = None) -> TaskSpec:
         raise TaskError(f"{root}: not a task folder (no such directory)")
     toml_path = root / "task.toml"
     data: dict = {}
+    if not toml_path.exists() and (root / "env" / "train.py").is_file():
+        data["solve"] = ["train.py"]  # MLAgentBench's convention: train.py makes the submission
     if toml_path.exists():
         try:
             data = tomllib.loads(toml_path.read_text())

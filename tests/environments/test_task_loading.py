@@ -22,6 +22,7 @@ def test_folder_without_toml_loads_with_mlagentbench_defaults(tmp_path):
     task = load_task(root)
     assert task.success_threshold == pytest.approx(0.10)
     assert task.direction == "higher" and task.baseline is None and task.tools == []
+    assert task.solve == ["train.py"]  # MLAgentBench's train.py writes the submission
 
 
 @pytest.mark.parametrize(

@@ -35,6 +35,7 @@ class WorkspaceView(Horizontal):
         super().__init__(**kw)
         self.run = run
         self.label = "00000"
+        self.files: list[str] | None = None
 
     def compose(self) -> ComposeResult:
         yield Tree("workspace", id="ws-tree")
@@ -44,12 +45,23 @@ class WorkspaceView(Horizontal):
     def show(self, index: int, open_first: list[str] | None = None) -> None:
         """The workspace at step ``index``; opens the first of ``open_first`` (what it changed)."""
         self.label = f"{index:05d}"
-        tree = self.query_one("#ws-tree", Tree)
-        tree.clear()
         try:
             files = sorted(self.run.snapshots.load(self.label).files)
         except SnapshotError:
             files = []
+        if files != self.files:
+            self._build_tree(files)
+        shown = [rel for rel in (open_first or []) if rel in files]
+        if shown:
+            self.open_file(shown[0])
+        else:
+            self.query_one("#ws-content", Static).update("Select a file.")
+
+    def _build_tree(self, files: list[str]) -> None:
+        """Rebuilt only when the set of files changes (most steps only edit contents)."""
+        self.files = files
+        tree = self.query_one("#ws-tree", Tree)
+        tree.clear()
         nodes = {"": tree.root}
         for rel in files:
             parts = rel.split("/")
@@ -59,11 +71,6 @@ class WorkspaceView(Horizontal):
                     nodes[key] = nodes["/".join(parts[: depth - 1])].add(parts[depth - 1] + "/", expand=True)
             nodes["/".join(parts[:-1])].add_leaf(parts[-1], data=rel)
         tree.root.expand()
-        shown = [rel for rel in (open_first or []) if rel in files]
-        if shown:
-            self.open_file(shown[0])
-        else:
-            self.query_one("#ws-content", Static).update("Select a file.")
 
     def on_tree_node_selected(self, event: Tree.NodeSelected) -> None:
         rel = event.node.data
