@@ -88,9 +88,9 @@ class RunScreen(Screen):
         self.title = f"labcoat · {self.run.meta.run_id}"
         table = self.query_one("#steps", DataTable)
         # fixed widths: auto-sizing would measure every cell of a long run
-        table.add_column("#", width=5)
+        table.add_column("#", width=4)
         table.add_column("action", width=16)
-        table.add_column("", width=1)
+        table.add_column("", width=2)
         self.steps = self.run.steps()
         table.add_rows([self._row(s) for s in self.steps])
         self._refresh_status()
