@@ -100,11 +100,13 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
                               observation_cap=observation_cap)
     status: RunStatus = "finished"
     reason = ""
+    if env.done:  # resuming a run that already gave its Final Answer: nothing to do
+        env.sandbox.close()
+        hooks.on_end(run)
+        return run.meta
     prior_seconds = run.meta.totals.seconds
     start = time.perf_counter()
     try:
-        if env.done:
-            return run.meta
         run.meta.status = "running"
         run.save_meta()
         actor.start(env, history)
