@@ -1,0 +1,56 @@
+"""Score a workspace's net.json: mean training accuracy on 5 private random-label datasets.
+
+Each dataset: m = 256 points X ~ N(0, I_8), uniformly random binary labels drawn here (so
+nothing can leak). The net is built and trained by the workspace's (read-only, pristine) lnlib.
+Gates (each scores 0): a valid net.json, at most 1,600 parameters, at most 800 full-batch steps,
+only linear and norm layers (lnlib builds nothing else), at most 10 s of CPU per dataset.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import importlib.util  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import torch  # noqa: E402
+
+PRIVATE_SEEDS = (52_331, 52_337, 52_361, 52_363, 52_369)
+M, D = 256, 8
+CPU_LIMIT_S = 10.0
+WORST = 0.0
+
+
+def get_score(submission_folder: str) -> float:
+    folder = Path(submission_folder).resolve()
+    sys.path.insert(0, str(folder))
+    spec_ = importlib.util.spec_from_file_location("lnlib_submission", folder / "lnlib.py")
+    lnlib = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(lnlib)
+    try:
+        spec = lnlib.load_spec(folder / "net.json")
+        lnlib.build(spec)
+    except lnlib.NetSpecError as err:
+        print(f"gate: {err}")
+        return WORST
+    accs = []
+    for i, seed in enumerate(PRIVATE_SEEDS):
+        gen = torch.Generator().manual_seed(seed)
+        X = torch.randn(M, D, generator=gen)
+        y = torch.randint(0, 2, (M,), generator=gen)
+        r = lnlib.train_accuracy(spec, X, y, seed=i)
+        if r["cpu_seconds"] > CPU_LIMIT_S:
+            print(f"gate: dataset {i} took {r['cpu_seconds']:.1f} s of CPU (limit {CPU_LIMIT_S})")
+            return WORST
+        accs.append(r["train_acc"])
+        print(f"dataset {i}: train_acc {r['train_acc']:.4f} ({r['cpu_seconds']:.1f} s CPU)")
+    score = sum(accs) / len(accs)
+    print(f"train_acc_mean {score:.4f}")
+    return score
+
+
+if __name__ == "__main__":
+    print(get_score(sys.argv[1] if len(sys.argv) > 1 else "."))

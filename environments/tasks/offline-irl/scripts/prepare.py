@@ -1,0 +1,25 @@
+"""Write the 20 public development instances (with their truth) into ../env/data/dev/.
+
+Runs offline and deterministically; the private evaluation instances are built by eval.py
+itself from seeds that never leave scripts/.
+"""
+
+from pathlib import Path
+
+import numpy as np
+
+from methods.offline_irl.instances import build_instance
+
+DEV_SEEDS = range(1000, 1020)
+
+
+def main() -> None:
+    out = Path("..") / "env" / "data" / "dev"
+    out.mkdir(parents=True, exist_ok=True)
+    for i, seed in enumerate(DEV_SEEDS):
+        np.savez_compressed(out / f"dev_{i:02d}.npz", **build_instance(seed))
+    print(f"wrote {len(DEV_SEEDS)} dev instances to {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""Score a workspace's model.pt + model.Decoder: test MSE on 50,000 private samples (lower is
+better). eval computes z = sign(Bx) itself and gives the decoder z alone.
+
+Gates (each scores the worst value, +inf): B a finite (96, 96) tensor with no zero row; at most
+10^6 decoder parameters; a deterministic decoder; at most 60 s for the whole evaluation.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import importlib.util  # noqa: E402
+import math  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import torch  # noqa: E402
+
+from methods.sparse_autoencoder.codec import encode  # noqa: E402
+from methods.sparse_autoencoder.data import sample  # noqa: E402
+
+P, D = 0.2, 96
+N_TEST, CHUNK = 50_000, 10_000
+PRIVATE_SEED = 918_273_645
+MAX_PARAMS = 1_000_000
+TIME_LIMIT_S = 60.0
+WORST = math.inf
+
+
+def _fail(reason: str) -> float:
+    print(f"gate: {reason}")
+    return WORST
+
+
+def get_score(submission_folder: str) -> float:
+    start = time.perf_counter()
+    folder = Path(submission_folder).resolve()
+    torch.set_num_threads(1)
+    sys.path.insert(0, str(folder))
+    spec = importlib.util.spec_from_file_location("model_submission", folder / "model.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    ckpt = torch.load(folder / "model.pt", map_location="cpu", weights_only=True)
+    B = ckpt.get("B")
+    if not isinstance(B, torch.Tensor) or B.shape != (D, D):
+        return _fail("model.pt['B'] must be a (96, 96) tensor")
+    B = B.double()
+    if not torch.isfinite(B).all() or bool((B.abs().sum(dim=1) == 0).any()):
+        return _fail("B must be finite with no zero row (96 bits)")
+    decoder = module.Decoder()
+    decoder.load_state_dict(ckpt["decoder"])
+    decoder.eval()
+    n_params = sum(p.numel() for p in decoder.parameters())
+    if n_params > MAX_PARAMS:
+        return _fail(f"the decoder has {n_params} parameters (limit {MAX_PARAMS})")
+    gen = torch.Generator().manual_seed(PRIVATE_SEED)
+    total = 0.0
+    for done in range(0, N_TEST, CHUNK):
+        X = sample("bg", P, CHUNK, D, gen)
+        Z = encode(B, X).float()
+        with torch.no_grad():
+            X_hat = decoder(Z)
+            if done == 0 and not torch.equal(X_hat, decoder(Z.clone())):
+                return _fail("the decoder is not deterministic")
+        if X_hat.shape != X.shape or not torch.isfinite(X_hat).all():
+            return _fail("the decoder must return finite (N, 96) outputs")
+        total += float(((X - X_hat.double()) ** 2).sum())
+        if time.perf_counter() - start > TIME_LIMIT_S:
+            return _fail(f"evaluation took more than {TIME_LIMIT_S:.0f} s")
+    score = total / (N_TEST * D)
+    print(f"test_mse {score:.5f} on {N_TEST} private samples")
+    return score
+
+
+if __name__ == "__main__":
+    print(get_score(sys.argv[1] if len(sys.argv) > 1 else "."))
