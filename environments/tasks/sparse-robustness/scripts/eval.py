@@ -1,0 +1,100 @@
+"""Score a sparse-robustness submission: robust accuracy under a fixed sAA at k = 3.
+
+The held-out test split is rebuilt here from scikit-learn's bundled digits (70/30 stratified,
+seed 0) and put through the task's secret pixel permutation, the same one prepare.py applies to
+the training data, so the bundled copy cannot be matched to the held-out labels. The actor's
+model is loaded and attacked here; nothing the workspace prints or writes is trusted.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+K = 3
+SAA_ITERS = 100
+SAA_QUERIES = 1000
+ATTACK_SEED = 20240721
+_SECRET_PERMUTATION_SEED = 918273645
+MIN_CLEAN_ACC = 0.90
+MAX_PARAMS = 250_000
+CPU_BUDGET_S = 60.0
+
+
+def secret_permutation() -> np.ndarray:
+    return np.random.default_rng(_SECRET_PERMUTATION_SEED).permutation(64)
+
+
+def permute_pixels(X: np.ndarray) -> np.ndarray:
+    """(N, 1, 8, 8) -> the same images with pixels in the secret order."""
+    return X.reshape(len(X), -1)[:, secret_permutation()].reshape(X.shape)
+
+
+def split(which: str) -> tuple[np.ndarray, np.ndarray]:
+    from methods.sparse_pgd.data import digits_split
+
+    X_tr, y_tr, X_te, y_te = digits_split()
+    X, y = (X_tr, y_tr) if which == "train" else (X_te, y_te)
+    return permute_pixels(X).astype(np.float32), y
+
+
+def _load_submission(folder: Path) -> torch.nn.Module:
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+    spec = importlib.util.spec_from_file_location("submission_model", folder / "model.py")
+    if spec is None or spec.loader is None:
+        raise FileNotFoundError(f"{folder / 'model.py'} is missing")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model = module.Net()
+    state = torch.load(folder / "model.pt", map_location="cpu", weights_only=True)
+    model.load_state_dict(state)
+    return model.eval()
+
+
+def get_score(submission_folder: str) -> float:
+    from methods.sparse_pgd.evaluate import AttackConfig, run_attack
+
+    torch.set_num_threads(1)
+    cpu_start = time.process_time()
+    folder = Path(submission_folder).resolve()
+    if not (folder / "model.pt").exists():
+        print("gate: model.pt is missing (run train.py)")
+        return 0.0
+    model = _load_submission(folder)
+    n_params = sum(p.numel() for p in model.parameters())
+    if n_params > MAX_PARAMS:
+        print(f"gate: {n_params} parameters > {MAX_PARAMS}")
+        return 0.0
+    X_np, y_np = split("test")
+    X, y = torch.from_numpy(X_np), torch.from_numpy(y_np)
+    with torch.no_grad():
+        logits = model(X)
+        again = model(X)
+    if tuple(logits.shape) != (len(X), 10):
+        print(f"gate: output shape {tuple(logits.shape)} is not (N, 10)")
+        return 0.0
+    if not torch.equal(logits, again):
+        print("gate: the forward pass is not deterministic")
+        return 0.0
+    clean_acc = float((logits.argmax(1) == y).float().mean())
+    if clean_acc < MIN_CLEAN_ACC:
+        print(f"gate: clean accuracy {clean_acc:.3f} < {MIN_CLEAN_ACC}")
+        return 0.0
+    cfg = AttackConfig(k=K, iters=SAA_ITERS, rs_queries=SAA_QUERIES, seed=ATTACK_SEED)
+    result = run_attack(model, X, y, "saa", cfg)
+    cpu = time.process_time() - cpu_start
+    if cpu > CPU_BUDGET_S:
+        print(f"gate: evaluation took {cpu:.0f} s of CPU > {CPU_BUDGET_S:.0f} s")
+        return 0.0
+    print(f"clean_acc {clean_acc:.4f} robust_acc_k3 {result.robust_acc:.4f} survivors {result.stages}")
+    return result.robust_acc
+
+
+if __name__ == "__main__":
+    print(get_score(sys.argv[1] if len(sys.argv) > 1 else "."))

@@ -1,0 +1,2 @@
+from methods._tool import run_package
+raise SystemExit(run_package("bfn_solver"))

@@ -1,0 +1,198 @@
+"""MTGCN: the spec's claims at test size (CSBM n = 600, 100 epochs, seed 0), plus invariants.
+
+Measured at this size (test accuracy %, one graph each, hidden 64, a = 0.9; the spec's values
+at n = 1000 / 150 epochs in brackets):
+
+    model            h = 0.8        h = 0.3
+    GCN-16           25.5 (26.9)    21.4 (23.7)
+    GCN-2              -            64.1 (59.5)
+    MTGCN-16         100.0 (99.4)   87.7 (91.0)
+    single-track-16  99.5 (99.4)    87.3 (89.7)
+
+MTGCN-16 at h = 0.3 sits 2.7 points above the spec's 85% bound, less than the 3 points of
+headroom the spec asks for, so that bound is loosened to 84% here (as the spec allows).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from methods.mtgcn.fit import FitConfig, fit
+from methods.mtgcn.graph import csbm, edge_homophily, normalized_adjacency
+from methods.mtgcn.models import MTGCN, TrackBuilder, propagate_tracks, sharpness
+from tests.methods._sparse_pgd_helpers import improvement, load_module, score_baseline_and_reference
+
+ROOT = Path(__file__).resolve().parents[2]
+N, EPOCHS = 600, 100
+
+
+@pytest.fixture(scope="session")
+def graphs():
+    torch.set_num_threads(1)
+    return {h: csbm(n=N, homophily=h, seed=0) for h in (0.8, 0.3)}
+
+
+@pytest.fixture(scope="session")
+def acc(graphs):
+    """Test accuracy of every model the claims compare, trained once per session."""
+    runs = {
+        ("gcn16", 0.8): FitConfig(model="gcn", layers=16),
+        ("gcn16", 0.3): FitConfig(model="gcn", layers=16),
+        ("gcn2", 0.3): FitConfig(model="gcn", layers=2),
+        ("mt16", 0.8): FitConfig(model="mtgcn", layers=16),
+        ("mt16", 0.3): FitConfig(model="mtgcn", layers=16),
+        ("st16", 0.8): FitConfig(model="single_track", layers=16),
+        ("st16", 0.3): FitConfig(model="single_track", layers=16),
+    }
+    out = {}
+    for key, cfg in runs.items():
+        cfg.epochs, cfg.seed = EPOCHS, 0
+        out[key] = fit(graphs[key[1]], cfg).test_acc
+    return out
+
+
+@pytest.mark.parametrize("h", [0.8, 0.3])
+def test_deep_gcn_oversmooths(acc, h):
+    assert acc[("gcn16", h)] < 0.35
+
+
+def test_mtgcn_holds_at_depth(acc):
+    assert acc[("mt16", 0.8)] > 0.90
+    assert acc[("mt16", 0.3)] > 0.84  # spec: 0.85; loosened for headroom (see the docstring)
+
+
+def test_mtgcn_handles_heterophily(acc):
+    assert acc[("mt16", 0.3)] - acc[("gcn2", 0.3)] >= 0.20
+
+
+@pytest.mark.parametrize("h", [0.8, 0.3])
+def test_tracks_not_worse_than_single_track(acc, h):
+    assert acc[("mt16", h)] >= acc[("st16", h)] - 0.02
+
+
+def test_affiliation_is_a_distribution_and_sharpness_in_range():
+    torch.manual_seed(0)
+    builder = TrackBuilder(16, 8, heads=2)
+    alpha = builder(torch.randn(50, 16), torch.randn(4, 16) * 5)
+    assert (alpha >= 0).all()
+    assert torch.allclose(alpha.sum(1), torch.ones(50), atol=1e-6)
+    s = sharpness(alpha)
+    assert (s >= 1 / 4 - 1e-6).all() and (s <= 1 + 1e-6).all()
+    extremes = sharpness(torch.tensor([[1.0, 0, 0, 0], [0.25] * 4]))
+    assert torch.allclose(extremes, torch.tensor([1.0, 0.25]), atol=1e-6)
+
+
+def test_normalised_adjacency_is_symmetric_with_self_loops_and_bounded_spectrum(graphs):
+    g = graphs[0.3]
+    dense = normalized_adjacency(g.edges, g.n).to_dense()
+    assert torch.allclose(dense, dense.T)
+    assert (dense.diagonal() > 0).all()
+    eig = torch.linalg.eigvalsh(dense.double())
+    assert eig.max() <= 1 + 1e-6 and eig.min() > -1  # float32 entries
+    assert abs(eig.max().item() - 1.0) < 1e-6
+
+
+def test_tracks_do_not_interact(graphs):
+    g = graphs[0.3]
+    adj = normalized_adjacency(g.edges, g.n)
+    torch.manual_seed(0)
+    t0 = torch.randn(g.n, 4, 8)
+    x0 = torch.randn(g.n, 8)
+    base = propagate_tracks(t0, x0, adj, 6, 0.9, 0.0, training=False)[-1]
+    bumped = t0.clone()
+    bumped[:, 2] += torch.randn(g.n, 8)
+    moved = propagate_tracks(bumped, x0, adj, 6, 0.9, 0.0, training=False)[-1]
+    for c in (0, 1, 3):
+        assert torch.equal(base[:, c], moved[:, c])
+    assert not torch.allclose(base[:, 2], moved[:, 2])
+
+
+def test_track_inputs_follow_affiliation_and_sharpness():
+    torch.manual_seed(0)
+    net = MTGCN(5, 8, 3, layers=2)
+    x = torch.randn(7, 5)
+    alpha = torch.softmax(torch.randn(7, 3), 1)
+    t0 = net.track_inputs(x, alpha)
+    expected = alpha[:, :, None] * sharpness(alpha)[:, None, None] * net.w_v(x)[:, None, :]
+    assert torch.allclose(t0, expected)
+
+
+@pytest.mark.parametrize("affiliation, expected, tol", [("oracle", 1.0, 0.0), ("noisy:0.2", 0.8, 0.05)])
+def test_fixed_affiliations(graphs, affiliation, expected, tol):
+    cfg = FitConfig(model="mtgcn", layers=2, epochs=5, affiliation=affiliation)
+    r = fit(graphs[0.3], cfg)
+    assert abs(r.affiliation_acc - expected) <= tol + 1e-12
+
+
+@pytest.mark.parametrize("h", [0.8, 0.3])
+def test_csbm_hits_its_homophily_and_degree(graphs, h):
+    g = graphs[h]
+    assert abs(edge_homophily(g.edges, g.y) - h) <= 0.03
+    assert abs(2 * g.edges.shape[1] / g.n - 10) <= 1.0
+    assert g.train.sum() == 80 and g.val.sum() == 300 and g.test.sum() == N - 380
+    assert not (g.train & g.val).any() and not (g.val & g.test).any()
+
+
+def _tool(args: dict, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "methods.mtgcn", "--args", json.dumps(args)],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=300,
+    )
+
+
+def test_tool_end_to_end_on_a_graph_file_without_test_labels(tmp_path):
+    g = csbm(n=200, homophily=0.3, seed=3, n_val=60)
+    g.y = np.where(g.test, -1, g.y)
+    g.save(tmp_path / "g.npz")
+    proc = _tool({"graph_npz": "g.npz", "layers": 4, "epochs": 20}, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["test_acc"] is None and report["affiliation_acc"] is None
+    assert 0.0 <= report["val_acc"] <= 1.0
+    assert len(report["per_layer_group_distance_ratio"]) == 4
+    assert report["n_easy"] > 0
+
+
+def test_bad_argument_names_the_field(tmp_path):
+    proc = _tool({"affiliation": "noisy:2"}, tmp_path)
+    assert proc.returncode == 2
+    assert "affiliation" in json.loads(proc.stdout)["error"]
+    proc = _tool({"graph_npz": "missing.npz"}, tmp_path)
+    assert proc.returncode == 2
+    assert "graph_npz" in json.loads(proc.stdout)["error"]
+
+
+# --- the task: mtgcn-heterophily -------------------------------------------------------------
+
+TASK = ROOT / "environments" / "tasks" / "mtgcn-heterophily"
+
+
+def test_task_workspace_graphs_hide_the_test_labels(tmp_path):
+    import shutil
+
+    task = tmp_path / "task"
+    shutil.copytree(TASK, task)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "prepare.py"], cwd=task / "scripts", env=env, check=True, timeout=120)
+    ev = load_module(task / "scripts" / "eval.py", "mtgcn_task_eval")
+    for i in range(ev.N_GRAPHS):
+        with np.load(task / "env" / "data" / f"graph{i}.npz") as f:
+            assert (f["y"][f["test"]] == -1).all()
+            assert (f["y"][f["train"] | f["val"]] >= 0).all()
+            assert abs(edge_homophily(f["edges"], ev.graph(i).y) - ev.CSBM["homophily"]) < 0.03
+
+
+@pytest.mark.slow
+def test_task_reference_beats_baseline_by_the_threshold(tmp_path):
+    toml, scores = score_baseline_and_reference(TASK, tmp_path)
+    assert abs(scores["baseline"] - toml["baseline"]) <= 3 * toml["baseline_std"] + 1e-9
+    assert improvement(toml, scores["reference"]) > toml["success_threshold"], scores
