@@ -6,6 +6,7 @@ import asyncio
 import time
 
 import pytest
+from textual.errors import NoWidget
 
 from tui.app import LabcoatApp
 
@@ -32,6 +33,26 @@ async def wait_for(pilot, predicate, timeout: float = 60.0) -> None:
             raise AssertionError("timed out waiting for the UI")
         await pilot.pause(0.05)
         await asyncio.sleep(0)
+
+
+async def click(pilot, selector: str, timeout: float = 60.0) -> None:
+    """Click a widget once it is laid out on screen, and fail if the click lands elsewhere.
+
+    ``pilot.click`` aims at the widget's current region; a widget just un-hidden by a message
+    from a worker thread may not be laid out yet, and the click then silently hits whatever
+    is under (0, 0). Waiting for a real region makes the tests independent of machine load.
+    """
+    widget = pilot.app.screen.query_one(selector)
+    await wait_for(pilot, lambda: _laid_out(widget), timeout)
+    await pilot.pause()
+    assert await pilot.click(widget), f"the click meant for {selector} landed elsewhere"
+
+
+def _laid_out(widget) -> bool:
+    try:
+        return widget.display and widget.screen.find_widget(widget).region.area > 0
+    except NoWidget:
+        return False
 
 
 def make_demo_runs(root):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from agent.runner import Budgets, create_run
 from environments.runs import RunDir
 from tests.conftest import write_task
-from tests.tui.conftest import SIZE, wait_for
+from tests.tui.conftest import SIZE, click, wait_for
 from tui.app import LabcoatApp
 from tui.screens.agent_setup import AgentSetupScreen
 from tui.screens.run import RunScreen
@@ -72,14 +72,20 @@ async def test_confirm_mode_rejects_an_action_which_is_never_run(tmp_path):
                      first_screen=lambda: RunScreen(session.run, agent=session))
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
-        await wait_for(pilot, lambda: session.pending is not None)
-        await wait_for(pilot, lambda: "hidden" not in screen.query_one("#confirm-panel").classes)
-        assert session.pending.action == "Write File"
-        await pilot.click("#confirm-reject")
-        await wait_for(pilot, lambda: session.pending is not None and session.pending.action == "List Files")
-        await pilot.click("#confirm-accept")
-        await wait_for(pilot, lambda: session.pending is not None and session.pending.action == "Final Answer")
-        await pilot.click("#confirm-accept")
+        proposal = screen.query_one("#confirm-proposal")
+
+        async def shown(action: str) -> None:
+            """The panel shows ``action`` and the session waits on that same proposal."""
+            await wait_for(pilot, lambda: session.pending is not None
+                           and session.pending.action == action
+                           and action in str(proposal.render()))
+
+        await shown("Write File")
+        await click(pilot, "#confirm-reject")
+        await shown("List Files")
+        await click(pilot, "#confirm-accept")
+        await shown("Final Answer")
+        await click(pilot, "#confirm-accept")
         await wait_for(pilot, lambda: session.run.meta.status == "finished")
     steps = RunDir.open(session.run.path).steps()
     assert [s.action for s in steps] == ["List Files", "Final Answer"]
@@ -97,7 +103,7 @@ async def test_agent_started_from_the_setup_form(tmp_path):
         await pilot.pause()
         app.screen.query_one("#setup-model").value = f"scripted/{replies_file}"
         app.screen.query_one("#setup-max-steps").value = "3"
-        await pilot.click("#setup-start")
+        await click(pilot, "#setup-start")
         await wait_for(pilot, lambda: isinstance(app.screen, RunScreen))
         run = app.screen.run
         await wait_for(pilot, lambda: run.meta.status not in ("created", "running"))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from environments.runs import RunDir
-from tests.tui.conftest import SIZE, settle
+from tests.tui.conftest import SIZE, click, settle
 from tui.screens.run import RunScreen
 from tui.widgets.action_form import ActionForm
 
@@ -14,7 +14,7 @@ async def submit(app, pilot, action: str, **values) -> None:
     await pilot.pause()
     for name, value in values.items():
         form.set_value(name, value)
-    await pilot.click("#form-submit")
+    await click(pilot, "#form-submit")
     await settle(app, pilot)
 
 
@@ -25,7 +25,7 @@ async def test_human_episode_on_vectorization_is_recorded_like_an_agent_run(app,
         names = [t.name for t in tasks.tasks]
         tasks.query_one("#tasks-table").move_cursor(row=names.index("vectorization"))
         await pilot.pause()
-        await pilot.click("#start-human")
+        await click(pilot, "#start-human")
         await settle(app, pilot)
         assert isinstance(app.screen, RunScreen)
         run_screen = app.screen
@@ -37,7 +37,7 @@ async def test_human_episode_on_vectorization_is_recorded_like_an_agent_run(app,
         form.set_value("script_name", "hello.py")
         form.set_value("start_line_number", "one")
         form.set_value("end_line_number", "2")
-        await pilot.click("#form-submit")
+        await click(pilot, "#form-submit")
         await settle(app, pilot)
         assert len(run_screen.steps) == 2
         assert "start_line_number" in str(form.query_one("#form-error").render())
