@@ -60,18 +60,24 @@ def _args_text(args: dict[str, Any] | str) -> str:
     return args if isinstance(args, str) else json.dumps(args)
 
 
+def _gist(text: str, width: int) -> str:
+    """The text on one line within ``width`` chars; a long multi-line text as its first and last
+    lines, the last first served (a run's final numbers matter more than its opening line)."""
+    lines = [x for x in text.strip().splitlines() if x.strip()]
+    if len(lines) <= 2 or len(text) <= width:
+        return _one_line(text, width)
+    last = _one_line(lines[-1], width * 2 // 3)
+    first = _one_line(lines[0], max(20, width - len(last)))
+    return f"{first}{' ' if first.endswith('…') else ' … '}{last}"
+
+
 def older_line(s: AgentStep, width: int) -> str:
     """``7. Execute Script(train.py) -> <the observation's gist>`` within about ``width`` chars."""
     values = [str(v) for v in s.args.values()] if isinstance(s.args, dict) else [s.args]
     args = _one_line(", ".join(values), max(20, width // 3))
     mark = " [error]" if s.error else ""
     gist = s.summary if s.summary is not None else s.observation
-    lines = [x for x in gist.strip().splitlines() if x.strip()]
-    if len(lines) > 2 and len(gist) > width:  # head and last line: a run's final numbers survive
-        half = width // 2
-        return (f"{s.index}. {s.action}({args}){mark} -> {_one_line(lines[0], half)} … "
-                f"{_one_line(lines[-1], half)}")
-    return f"{s.index}. {s.action}({args}){mark} -> {_one_line(gist, width)}"
+    return f"{s.index}. {s.action}({args}){mark} -> {_gist(gist, width)}"
 
 
 def budget_line(meta: RunMeta | None, elapsed: float | None = None) -> str:
@@ -93,9 +99,12 @@ def budget_line(meta: RunMeta | None, elapsed: float | None = None) -> str:
 
 
 def system_message(problem: str, tools_text: str, mode: str) -> dict[str, str]:
-    fmt = prompts.FORMAT if mode == "react" else prompts.TOOLS_FORMAT
-    return {"role": "system", "content": prompts.SYSTEM.format(tools=tools_text, problem=problem.strip(),
-                                                              format=fmt)}
+    """Instructions, actions and problem. In tools mode the native tool schemas already carry
+    every action's name, description and arguments, so the list is not written out again."""
+    react = mode == "react"
+    text = prompts.SYSTEM.format(tools=tools_text if react else prompts.NATIVE_TOOLS,
+                                 problem=problem.strip(), format=prompts.FORMAT if react else prompts.TOOLS_FORMAT)
+    return {"role": "system", "content": text}
 
 
 def step_message(steps: list[AgentStep], plan: str, budget: str, s: ContextSettings,
