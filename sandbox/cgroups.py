@@ -1,4 +1,7 @@
-"""Per-command cgroups (v1 or v2) for memory, CPU and process caps, where writable.
+"""Throw-away cgroups (v1 or v2) for memory, CPU and process caps, where writable.
+
+A bubblewrap sandbox holds one for its namespace (every command it runs lives inside); a plain
+subprocess sandbox makes one per command.
 
 rlimits cannot cap a process tree's memory or process count when the host runs as root (root
 is exempt from RLIMIT_NPROC), and cannot see a daemon that left the process group. A cgroup
@@ -7,11 +10,11 @@ can: it caps the tree, reports OOM kills, and lists every process to kill at the
 
 from __future__ import annotations
 
-import os
-import signal
 import time
 import uuid
 from pathlib import Path
+
+from sandbox.supervisor import kill_until_gone
 
 ROOT = Path("/sys/fs/cgroup")
 
@@ -29,8 +32,8 @@ def _v2() -> bool:
     return (ROOT / "cgroup.controllers").exists()
 
 
-class CommandCgroup:
-    """One throw-away cgroup per command. ``join()`` runs in the child before exec."""
+class Cgroup:
+    """A cgroup with the given caps, made now and removed by :meth:`remove`."""
 
     def __init__(self, memory_bytes: int, cpus: float, pids: int) -> None:
         self.name = f"labcoat-{uuid.uuid4().hex[:12]}"
@@ -64,13 +67,6 @@ class CommandCgroup:
             if required:
                 raise
 
-    def join(self) -> None:
-        """Move the calling process into every controller (called between fork and exec)."""
-        pid = str(os.getpid())
-        for d in self.dirs.values():
-            with open(d / "cgroup.procs", "w") as f:
-                f.write(pid)
-
     def pids(self) -> set[int]:
         found: set[int] = set()
         for d in self.dirs.values():
@@ -82,28 +78,22 @@ class CommandCgroup:
 
     def kill_all(self) -> None:
         """SIGKILL every process in the group, repeating while forks race the kill."""
-        for _ in range(50):
-            pids = self.pids()
-            if not pids:
-                return
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.02)
+        kill_until_gone(self.pids, 50, 0.02)
 
-    def oom_killed(self) -> bool:
-        if "unified" in self.dirs:
-            events = self.dirs["unified"] / "memory.events"
-            text = events.read_text() if events.exists() else ""
-        else:
-            text = (self.dirs["memory"] / "memory.oom_control").read_text()
+    def oom_kills(self) -> int:
+        """OOM kills inside this cgroup so far (compare before and after a command)."""
+        try:
+            if "unified" in self.dirs:
+                text = (self.dirs["unified"] / "memory.events").read_text()
+            else:
+                text = (self.dirs["memory"] / "memory.oom_control").read_text()
+        except OSError:
+            return 0
         for line in text.splitlines():
             key, _, value = line.partition(" ")
-            if key == "oom_kill" and int(value or 0) > 0:
-                return True
-        return False
+            if key == "oom_kill":
+                return int(value or 0)
+        return 0
 
     def remove(self) -> None:
         self.kill_all()
@@ -119,7 +109,7 @@ class CommandCgroup:
 def cgroups_usable() -> bool:
     """Whether a command cgroup can be made here (tried once, for real)."""
     try:
-        cg = CommandCgroup(64 << 20, 1.0, 16)
+        cg = Cgroup(64 << 20, 1.0, 16)
     except OSError:
         return False
     cg.remove()

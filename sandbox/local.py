@@ -1,12 +1,13 @@
 """The local backend: bubblewrap namespaces where ``bwrap`` works, else a plain subprocess.
 
-With bubblewrap a command gets new user/pid/net/ipc/uts namespaces (so no network at all and
-an unprivileged uid), a read-only view of the system and of the Python installation, a private
-``/tmp``, and only ``/workspace`` writable. Memory, CPU and process caps come from a per-command
-cgroup where the cgroup tree is writable, else from rlimits. Without bubblewrap the command is
-a plain subprocess in its own process group: limits still apply, but the filesystem and network
-are the host's, and :meth:`LocalSandbox.isolation` says so.
-"""
+With bubblewrap, commands run in new user/pid/net/ipc/uts namespaces (so no network at all and
+an unprivileged uid), with a read-only view of the system and of the Python installation, a
+private ``/tmp``, and only ``/workspace`` writable. The namespace is made once per sandbox and
+kept (:mod:`sandbox.namespace`): each command is forked inside it, which costs a few ms where
+making namespaces costs 25-40. Memory, CPU and process caps come from a cgroup where the cgroup
+tree is writable, else from rlimits. Without bubblewrap each command is a plain subprocess in
+its own process group and cgroup: limits still apply, but the filesystem and network are the
+host's, and :meth:`LocalSandbox.isolation` says so."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ from sandbox.base import (
     code_pythonpath,
 )
 from sandbox.capture import CappedBuffer, drain
-from sandbox.cgroups import CommandCgroup, cgroups_usable
+from sandbox.cgroups import Cgroup, cgroups_usable
+from sandbox.namespace import Namespace, NamespaceGone
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +87,8 @@ class LocalSandbox(Sandbox):
         if use_bwrap and not self.bwrap:
             raise RuntimeError("bubblewrap was asked for but does not work here")
         self.cgroups = _cgroups()
+        self._lock = threading.Lock()  # one command at a time through the namespace
+        self._ns: Namespace | None = None
         if not self.bwrap:
             log.warning(
                 "local sandbox without bubblewrap: commands are NOT isolated from the host "
@@ -148,73 +152,113 @@ class LocalSandbox(Sandbox):
         timeout = timeout or self.limits.timeout
         cwd = cwd or self.workdir
         inner_env = clean_env(env, self.limits.cpus, self._code_path())
-        if not self.bwrap:
-            inner_env["HOME"] = str(self.workspace)
-        cgroup = None
-        wrapper_env = dict(inner_env) if not self.bwrap else {"PATH": inner_env["PATH"]}
-        mem_bytes = self.limits.memory_mb << 20
-        if self.cgroups:
-            cgroup = CommandCgroup(mem_bytes, self.limits.cpus, self.limits.pids)
-            wrapper_env["LABCOAT_CG"] = " ".join(str(d) for d in cgroup.dirs.values())
-        else:
-            wrapper_env["LABCOAT_DATA_KB"] = str(mem_bytes >> 10)
-        full = ["/bin/sh", "-c", _WRAPPER, "sandbox"]
-        full += self._bwrap_argv(cwd, inner_env) if self.bwrap else []
-        full += list(argv)
-        out, err = CappedBuffer(self.limits.output_bytes), CappedBuffer(self.limits.output_bytes)
+        streams = _Streams(self.limits.output_bytes, stdin)
         start = time.perf_counter()
-        timed_out = False
         try:
-            proc = subprocess.Popen(
-                full,
-                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=wrapper_env,
-                cwd=self.workspace if self.bwrap else cwd,
-                start_new_session=True,
-            )
-            readers = [drain(os.dup(proc.stdout.fileno()), out),
-                       drain(os.dup(proc.stderr.fileno()), err)]
-            proc.stdout.close()
-            proc.stderr.close()
-            if stdin is not None:
-                threading.Thread(target=_feed, args=(proc, stdin), daemon=True).start()
-            try:
-                proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-            self._kill_tree(proc, cgroup)
-            proc.wait()
-            for r in readers:
-                r.join(timeout=5)
-            oom = bool(cgroup and cgroup.oom_killed())
+            if self.bwrap:
+                code, timed_out, oom = self._exec_in_namespace(argv, inner_env, cwd, streams, timeout)
+            else:
+                inner_env["HOME"] = str(self.workspace)
+                code, timed_out, oom = self._exec_plain(argv, inner_env, cwd, streams, timeout)
         finally:
-            if cgroup:
-                cgroup.remove()
-        stderr = err.text()
-        if not cgroup and "MemoryError" in stderr[-2000:]:
+            streams.close()
+        stderr = streams.err.text()
+        if not self.cgroups and "MemoryError" in stderr[-2000:]:
             oom = True
-        code = proc.returncode
         return ExecResult(
-            exit_code=code if code >= 0 else 128 - code,
-            stdout=out.text(),
+            exit_code=code,
+            stdout=streams.out.text(),
             stderr=stderr,
             seconds=time.perf_counter() - start,
             timed_out=timed_out,
             oom_killed=oom,
-            truncated=out.truncated or err.truncated,
+            truncated=streams.out.truncated or streams.err.truncated,
         )
 
-    @staticmethod
-    def _kill_tree(proc: subprocess.Popen, cgroup: CommandCgroup | None) -> None:
-        """Kill everything the command started: its group, and every process in its cgroup."""
+    # --- bubblewrap: commands forked inside one long-lived namespace ---------------------------
+    def _exec_in_namespace(self, argv: Sequence[str], env: dict[str, str], cwd: str,
+                           streams: _Streams, timeout: float) -> tuple[int, bool, bool]:
+        with self._lock:
+            ns = self._namespace()
+            try:
+                ns.submit(argv, env, cwd, streams.child_fds)
+            except NamespaceGone as gone:  # died while idle (killed from inside): start afresh
+                log.warning("%s; starting a new one", gone)
+                ns.close()
+                ns = self._namespace()
+                ns.submit(argv, env, cwd, streams.child_fds)
+            before = ns.cgroup.oom_kills() if ns.cgroup else 0
+            streams.started()
+            status, timed_out = ns.result(timeout)
+            oom = bool(ns.cgroup and ns.cgroup.oom_kills() > before)
+            if status is None:  # the supervisor died mid-command (killed, or OOM)
+                ns.close()
+            streams.wait()
+        code = 128 + signal.SIGKILL if status is None else os.waitstatus_to_exitcode(status)
+        return (code if code >= 0 else 128 - code), timed_out, oom
+
+    def _namespace(self) -> Namespace:
+        """The running namespace, started on first use (or after it died)."""
+        if self._ns is not None and self._ns.alive:
+            return self._ns
+        if self._ns is not None:
+            self._ns.close()
+        cgroup = None
+        wrapper_env = {"PATH": clean_env(None, self.limits.cpus, "")["PATH"]}
+        mem_bytes = self.limits.memory_mb << 20
+        if self.cgroups:  # + bubblewrap's two processes and the supervisor
+            cgroup = Cgroup(mem_bytes, self.limits.cpus, self.limits.pids + 3)
+            wrapper_env["LABCOAT_CG"] = " ".join(str(d) for d in cgroup.dirs.values())
+        else:
+            wrapper_env["LABCOAT_DATA_KB"] = str(mem_bytes >> 10)
+        launch = ["/bin/sh", "-c", _WRAPPER, "sandbox",
+                  *self._bwrap_argv(WORKDIR, {"PATH": wrapper_env["PATH"]})]
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        if cgroup:
-            cgroup.kill_all()
+            self._ns = Namespace(launch, self.python, env=wrapper_env, cwd=self.workspace,
+                                 cgroup=cgroup)
+        except BaseException:
+            if cgroup is not None:
+                cgroup.remove()
+            raise
+        return self._ns
+
+    def close(self) -> None:
+        with self._lock:
+            if self._ns is not None:
+                self._ns.close()
+                self._ns = None
+
+    # --- no bubblewrap: one plain subprocess per command ---------------------------------------
+    def _exec_plain(self, argv: Sequence[str], env: dict[str, str], cwd: str,
+                    streams: _Streams, timeout: float) -> tuple[int, bool, bool]:
+        cgroup = None
+        wrapper_env = dict(env)
+        mem_bytes = self.limits.memory_mb << 20
+        if self.cgroups:
+            cgroup = Cgroup(mem_bytes, self.limits.cpus, self.limits.pids)
+            wrapper_env["LABCOAT_CG"] = " ".join(str(d) for d in cgroup.dirs.values())
+        else:
+            wrapper_env["LABCOAT_DATA_KB"] = str(mem_bytes >> 10)
+        timed_out = False
+        try:
+            in_fd, out_fd, err_fd = streams.child_fds
+            proc = subprocess.Popen(["/bin/sh", "-c", _WRAPPER, "sandbox", *argv], stdin=in_fd,
+                                    stdout=out_fd, stderr=err_fd, env=wrapper_env, cwd=cwd,
+                                    start_new_session=True)
+            streams.started()
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+            _kill_tree(proc, cgroup)
+            proc.wait()
+            streams.wait()
+            oom = bool(cgroup and cgroup.oom_kills())
+        finally:
+            if cgroup:
+                cgroup.remove()
+        code = proc.returncode
+        return (code if code >= 0 else 128 - code), timed_out, oom
 
     @classmethod
     def isolation(cls) -> Isolation:
@@ -249,9 +293,61 @@ def _report(bw: bool, cg: bool) -> Isolation:
     )
 
 
-def _feed(proc: subprocess.Popen, data: str | bytes) -> None:
+def _kill_tree(proc: subprocess.Popen, cgroup: Cgroup | None) -> None:
+    """Kill everything the command started: its group, and every process in its cgroup."""
     try:
-        proc.stdin.write(data.encode() if isinstance(data, str) else data)
-        proc.stdin.close()
-    except (BrokenPipeError, OSError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if cgroup:
+        cgroup.kill_all()
+
+
+class _Streams:
+    """A command's stdin, stdout and stderr as pipes: the child's ends to hand over, the host's
+    ends drained into capped buffers (and stdin fed) on daemon threads."""
+
+    def __init__(self, cap: int, stdin: str | bytes | None) -> None:
+        self.out, self.err = CappedBuffer(cap), CappedBuffer(cap)
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        if stdin is None:
+            in_r, in_w = os.open(os.devnull, os.O_RDONLY), None
+        else:
+            in_r, in_w = os.pipe()
+        self.child_fds = [in_r, out_w, err_w]
+        self._host = [out_r, err_r]
+        self._stdin = (in_w, stdin.encode() if isinstance(stdin, str) else stdin)
+        self._readers: list[threading.Thread] = []
+
+    def started(self) -> None:
+        """The child holds its ends now: close ours (so EOF can come) and start the threads."""
+        for fd in self.child_fds:
+            os.close(fd)
+        self.child_fds = []
+        self._readers = [drain(self._host[0], self.out), drain(self._host[1], self.err)]
+        self._host = []
+        in_w, data = self._stdin
+        if in_w is not None:
+            threading.Thread(target=_feed, args=(in_w, data), daemon=True).start()
+            self._stdin = (None, None)
+
+    def wait(self) -> None:
+        """Let the readers take the last output (a straggler holding a pipe is not waited for)."""
+        for r in self._readers:
+            r.join(timeout=5)
+
+    def close(self) -> None:
+        """Close whatever was never handed over (the command never started)."""
+        in_w = self._stdin[0]
+        for fd in [*self.child_fds, *self._host, *([in_w] if in_w is not None else [])]:
+            os.close(fd)
+        self.child_fds, self._host, self._stdin = [], [], (None, None)
+
+
+def _feed(fd: int, data: bytes) -> None:
+    try:
+        with open(fd, "wb") as f:
+            f.write(data)
+    except OSError:
         pass

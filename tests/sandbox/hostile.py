@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
 import textwrap
 import threading
 from collections.abc import Callable
@@ -39,9 +38,23 @@ class Case:
 
 
 def survivors(marker: str) -> list[str]:
-    """Host processes whose command line carries ``marker`` (should be none after exec)."""
-    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines() if marker in line and "ps -eo" not in line]
+    """Live host processes whose command line carries ``marker`` (should be none after exec).
+
+    Read from /proc, not ``ps``: without a terminal ``ps`` cuts lines at 80 columns, past
+    which a marker at the end of a long command line would go unseen.
+    """
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (entry / "stat").read_text().rpartition(")")[2].split()[0]
+        except (OSError, IndexError):
+            continue
+        if marker in args and state != "Z":
+            found.append(f"{entry.name} {args}")
+    return found
 
 
 def _net(ctx: Context) -> str:

@@ -1,0 +1,151 @@
+"""The host's handle on a long-lived bubblewrap namespace that runs a local sandbox's commands.
+
+One namespace per sandbox (so per run), started at the first command: bubblewrap then runs
+:mod:`sandbox.supervisor`, which forks every later command inside the same namespaces. The
+namespace's processes share one cgroup holding the sandbox's memory, CPU and process caps;
+a command's OOM kill shows as a new ``oom_kill`` event of that cgroup, and whatever a command
+leaves running is killed by the supervisor before its result comes back.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import select
+import signal
+import socket
+import subprocess
+import weakref
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from sandbox import supervisor
+from sandbox.base import SandboxError
+from sandbox.capture import CappedBuffer, drain
+from sandbox.cgroups import Cgroup
+
+log = logging.getLogger(__name__)
+
+_SOURCE = Path(supervisor.__file__).read_text()
+KILL_GRACE = 5.0  # seconds the supervisor gets to kill a timed-out command and answer
+
+
+class NamespaceGone(SandboxError):
+    """The supervisor is not there to take a request (it died, or was never started)."""
+
+
+class Namespace:
+    """bubblewrap + supervisor, alive until :meth:`close` (or until this object is collected)."""
+
+    def __init__(self, launch: Sequence[str], python: str, *, env: Mapping[str, str],
+                 cwd: Path, cgroup: Cgroup | None) -> None:
+        host, inner = socket.socketpair()
+        try:
+            self.proc = subprocess.Popen(
+                [*launch, python, "-I", "-S", "-c", _SOURCE, str(inner.fileno())],
+                pass_fds=(inner.fileno(),), stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(env), cwd=cwd,
+                start_new_session=True)
+        except BaseException:
+            host.close()
+            raise
+        finally:
+            inner.close()
+        self.sock = host
+        self.cgroup = cgroup
+        self.errors = CappedBuffer(8192)  # bubblewrap's or the supervisor's own complaints
+        drain(os.dup(self.proc.stderr.fileno()), self.errors)
+        self.proc.stderr.close()
+        self._finalizer = weakref.finalize(self, _destroy, self.sock, self.proc, cgroup)
+
+    @property
+    def alive(self) -> bool:
+        return self._finalizer.alive and self.proc.poll() is None
+
+    def submit(self, argv: Sequence[str], env: Mapping[str, str], cwd: str, fds: list[int]) -> None:
+        """Start a command with ``fds`` as its stdin, stdout and stderr."""
+        try:
+            supervisor.send_msg(self.sock, {"argv": list(argv), "env": dict(env), "cwd": cwd}, fds)
+        except OSError as err:
+            raise NamespaceGone(f"the sandbox's supervisor is gone: {self.why()}") from err
+
+    def result(self, timeout: float) -> tuple[int | None, bool]:
+        """``(wait status, timed_out)``; the status is None when the namespace died meanwhile.
+
+        On timeout the supervisor kills the command (and all it started); if it does not answer
+        within :data:`KILL_GRACE`, the whole namespace is torn down.
+        """
+        status = self._answer(timeout)
+        if status is not _NO_ANSWER:
+            return status, False
+        try:
+            supervisor.send_msg(self.sock, {"op": "kill"})
+        except OSError:
+            return None, True
+        status = self._answer(KILL_GRACE)
+        return (None if status is _NO_ANSWER else status), True
+
+    def _answer(self, timeout: float) -> int | None | object:
+        ready, _, _ = select.select([self.sock], [], [], timeout)
+        if not ready:
+            return _NO_ANSWER
+        try:
+            msg, fds = supervisor.recv_msg(self.sock)
+        except (OSError, ValueError):
+            msg, fds = None, []
+        for fd in fds:
+            os.close(fd)
+        if msg is None:
+            log.warning("the sandbox's supervisor died: %s", self.why())
+            self.close()
+            return None
+        return int(msg["status"])
+
+    def why(self) -> str:
+        code = self.proc.poll()
+        said = self.errors.text().strip()[-500:]
+        return f"exit code {code}" + (f": {said}" if said else "") if code is not None else "running"
+
+    def close(self) -> None:
+        """End the namespace and everything in it; idempotent."""
+        self._finalizer()
+
+
+_NO_ANSWER = object()
+
+
+def _destroy(sock: socket.socket, proc: subprocess.Popen, cgroup: Cgroup | None) -> None:
+    """Kill the namespace outright: its init's death takes every process in it along."""
+    sock.close()  # a supervisor that outlives the kill below still sees EOF and exits
+    for pid in _children(proc.pid):  # bubblewrap's init, pid 1 inside
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        proc.wait(timeout=KILL_GRACE)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+    if cgroup is not None:
+        cgroup.remove()  # kills any straggler first
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        pass
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_bytes() if entry.name.isdigit() else b""
+        except OSError:
+            continue
+        fields = stat.rpartition(b")")[2].split()
+        if len(fields) > 1 and int(fields[1]) == pid:
+            found.append(int(entry.name))
+    return found

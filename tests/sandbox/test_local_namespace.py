@@ -1,0 +1,121 @@
+"""The bubblewrap backend keeps one namespace per sandbox: commands share it, nothing else does.
+
+A long-lived namespace must behave like a fresh one per command where it matters: what a
+command leaves running is gone before the next starts, a command that attacks the supervisor
+costs only that command, and the namespace dies with its host.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from sandbox import SandboxLimits
+from sandbox.local import LocalSandbox
+from tests.sandbox.backends import make_sandbox
+from tests.sandbox.hostile import survivors
+
+ROOT = Path(__file__).resolve().parents[2]
+
+LIST_PROCS = ("import os; print(sorted(int(p) for p in os.listdir('/proc') if p.isdigit() "
+              "and open(f'/proc/{p}/stat').read().rpartition(')')[2].split()[0] != 'Z'))")
+
+
+@pytest.fixture
+def sb(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with make_sandbox("local", ws, SandboxLimits(timeout=20, memory_mb=256)) as sandbox:
+        yield sandbox
+
+
+def py(sb: LocalSandbox, code: str, timeout: float | None = None):
+    return sb.exec([sb.python, "-c", textwrap.dedent(code)], timeout=timeout)
+
+
+def test_commands_share_one_namespace_and_nothing_lingers_between_them(sb):
+    marker = f"labcoat-linger-{uuid.uuid4().hex[:8]}"
+    first = py(sb, f"""
+        import subprocess, sys
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", {marker!r}],
+                         start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        open("/tmp/kept", "w").write("x")
+    """)
+    assert first.ok, first.stderr
+    assert survivors(marker) == []
+    second = py(sb, LIST_PROCS + "\nprint(open('/tmp/kept').read())")
+    assert second.ok, second.stderr
+    procs, kept = second.stdout.splitlines()
+    # bubblewrap's init, the supervisor, this command: the daemon of the first command is gone
+    assert len(eval(procs)) == 3, procs
+    assert kept == "x"  # one namespace: /tmp lives as long as the sandbox, as in a container
+    assert sb._ns is not None and sb._ns.alive
+
+
+def test_a_command_killing_everything_it_sees_costs_only_that_command(sb):
+    assert py(sb, "print('warm')").ok
+    first_ns = sb._ns
+    attack = py(sb, "import os, signal\nos.kill(-1, signal.SIGKILL)")
+    assert not attack.ok and attack.exit_code == 137
+    after = py(sb, "print('still works')")
+    assert after.ok and after.stdout.strip() == "still works", after
+    assert sb._ns is not first_ns  # a fresh namespace replaced the broken one
+
+
+def test_a_frozen_supervisor_ends_in_a_timeout_and_a_fresh_namespace(sb):
+    marker = f"labcoat-frozen-{uuid.uuid4().hex[:8]}"
+    frozen = py(sb, f"""
+        import os, signal, sys, time
+        sys.argv.append({marker!r})
+        os.kill(os.getppid(), signal.SIGSTOP)  # the supervisor forked this command
+        time.sleep(60)
+    """, timeout=2)
+    assert frozen.timed_out and frozen.seconds < 15
+    assert survivors(marker) == []
+    assert py(sb, "print('fresh')").stdout.strip() == "fresh"
+
+
+def test_the_next_command_runs_after_an_oom_kill(sb):
+    bomb = py(sb, "chunks = []\nwhile True: chunks.append(bytearray(32 << 20))")
+    assert bomb.oom_killed and not bomb.ok
+    after = py(sb, "print(sum(range(10)))")
+    assert after.ok and after.stdout.strip() == "45" and not after.oom_killed
+
+
+def test_close_ends_the_namespace(sb):
+    assert py(sb, "print(1)").ok
+    proc = sb._ns.proc
+    sb.close()
+    assert proc.poll() is not None
+    assert sb._ns is None
+    assert py(sb, "print(2)").stdout.strip() == "2"  # a closed sandbox starts again if used
+
+
+def test_the_namespace_dies_with_its_host(tmp_path):
+    """A host killed with -9 mid-command leaves nothing running (the supervisor sees EOF)."""
+    marker = f"labcoat-orphan-{uuid.uuid4().hex[:8]}"
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    host = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys
+        from sandbox.local import LocalSandbox
+        sb = LocalSandbox({str(ws)!r}, use_bwrap=True)
+        sb.exec([sb.python, "-c", "import time; time.sleep(120)", {marker!r}])
+    """)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    deadline = time.monotonic() + 30
+    while not survivors(marker):
+        assert time.monotonic() < deadline and host.poll() is None, "the command never started"
+        time.sleep(0.05)
+    host.kill()
+    host.wait()
+    deadline = time.monotonic() + 10
+    while survivors(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert survivors(marker) == []
