@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.environments import _task_helpers as th
+from tests import task_checks as th
 
 NAME = "clrs-sorting"
 

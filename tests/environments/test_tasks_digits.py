@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_digits
 
-from tests.environments import _task_helpers as th
+from tests import task_checks as th
 
 NAME = "digits"
 

@@ -6,7 +6,7 @@ import csv
 
 import pytest
 
-from tests.environments import _task_helpers as th
+from tests import task_checks as th
 
 NAME = "house-price"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tests.environments import _task_helpers as th
+from tests import task_checks as th
 
 NAME = "llama-inference"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from environments.task import DEFAULT_THRESHOLD, load_task
-from tests.environments import _task_helpers as th
+from tests import task_checks as th
 
 PREPARE = '''
 import csv, random

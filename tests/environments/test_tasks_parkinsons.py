@@ -7,7 +7,7 @@ import importlib.util
 
 import pytest
 
-from tests.environments import _task_helpers as th
+from tests import task_checks as th
 
 NAME = "parkinsons"
 

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from tests.environments import _task_helpers as th
+from tests import task_checks as th
 
 NAME = "spaceship-titanic"
 

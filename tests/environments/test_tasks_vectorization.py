@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.environments import _task_helpers as th
+from tests import task_checks as th
 
 NAME = "vectorization"
 

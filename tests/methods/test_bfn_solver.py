@@ -31,6 +31,7 @@ from methods.bfn_solver.gmm import GMMOracle, digits_gmm
 from methods.bfn_solver.mlp import MLPDenoiser, train_eps_net
 from methods.bfn_solver.samplers import CountingDenoiser, bfn_sample, sample, solver_sample
 from methods.bfn_solver.schedule import SIGMA1_SQ, alpha_sigma, gamma, half_log_snr, time_grid
+from tests import task_checks as th
 
 ROOT = Path(__file__).resolve().parents[2]
 N = 2000
@@ -205,15 +206,9 @@ def test_bad_argument_names_the_field(tmp_path):
 
 # --- the task: bfn-fast-sampling -------------------------------------------------------------
 
-TASK = ROOT / "environments" / "tasks" / "bfn-fast-sampling"
-
 
 def test_task_reference_beats_baseline_and_ignoring_the_denoiser_fails(tmp_path):
-    from tests.methods._sparse_pgd_helpers import improvement, score_baseline_and_reference
-
-    toml, scores = score_baseline_and_reference(TASK, tmp_path)
-    assert abs(scores["baseline"] - toml["baseline"]) <= 3 * toml["baseline_std"] + 1e-9
-    assert improvement(toml, scores["reference"]) > toml["success_threshold"], scores
+    spec, _, _ = th.assert_check_task("bfn-fast-sampling", tmp_path)
 
     cheat = tmp_path / "cheat"
     cheat.mkdir()
@@ -223,10 +218,7 @@ def test_task_reference_beats_baseline_and_ignoring_the_denoiser_fails(tmp_path)
         "def sample(denoise, n, nfe, rng):\n"
         "    return digits_gmm().sample(n, rng)\n"
     )
-    from tests.methods._sparse_pgd_helpers import load_module
-
-    ev = load_module(tmp_path / "task" / "scripts" / "eval.py", "bfn_task_eval_cheat")
-    assert ev.get_score(str(cheat)) > 5 * toml["baseline"]
+    assert th.value(spec, cheat) > 5 * spec.baseline
 
     greedy = tmp_path / "greedy"
     greedy.mkdir()
@@ -238,5 +230,5 @@ def test_task_reference_beats_baseline_and_ignoring_the_denoiser_fails(tmp_path)
         "        mu = denoise(mu, 0.5)\n"
         "    return mu\n"
     )
-    with pytest.raises(RuntimeError, match="more than 10"):
-        ev.get_score(str(greedy))
+    result = th.score(spec, greedy)
+    assert result.failure == "eval_error" and "more than 10" in result.detail, result

@@ -26,6 +26,7 @@ from methods.d3s import (
     student_accuracies,
 )
 from methods.d3s.tools import DistillArgs
+from tests import task_checks as th
 
 ROOT = Path(__file__).resolve().parents[2]
 STUDENTS = [1, 2, 3]
@@ -178,21 +179,13 @@ def test_bad_argument_names_the_field(capsys):
 TASK = ROOT / "environments" / "tasks" / "dataset-distillation"
 
 
-def _prepare_module():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("dd_prepare", TASK / "scripts" / "prepare.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_task_data_cannot_be_matched_to_the_bundled_digits():
     """Nearest neighbours in sklearn's copy (raw, or with each image's pixels sorted, which undoes
     a bare permutation) no longer recover the held-out labels."""
     from sklearn.datasets import load_digits
 
-    X_train, _, X_test, y_test = _prepare_module().transformed_split()
+    prepare = th.load_module(TASK / "scripts" / "prepare.py", "dd_prepare")
+    X_train, _, X_test, y_test = prepare.transformed_split()
     digits = load_digits()
     bundled = digits.data / 16.0
 
@@ -207,27 +200,5 @@ def test_task_data_cannot_be_matched_to_the_bundled_digits():
 
 @pytest.mark.slow
 def test_task_reference_beats_baseline(tmp_path):
-    """prepare.py in a temp copy, distill.py + eval on env/ and env/ + reference/ (about 1 min)."""
-    import os
-    import shutil
-    import tomllib
-
-    copy = tmp_path / "task"
-    shutil.copytree(TASK, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    subprocess.run([sys.executable, "prepare.py"], cwd=copy / "scripts", env=env, check=True)
-    scores = {}
-    for name, overlay in [("baseline", None), ("reference", copy / "reference")]:
-        ws = tmp_path / name
-        shutil.copytree(copy / "env", ws)
-        if overlay:
-            shutil.copytree(overlay, ws, dirs_exist_ok=True)
-        subprocess.run([sys.executable, "distill.py"], cwd=ws, env=env, check=True)
-        code = f"import sys; sys.path.insert(0, {str(copy / 'scripts')!r}); import eval; print(eval.get_score('.'))"
-        out = subprocess.run(
-            [sys.executable, "-c", code], cwd=ws, env=env, capture_output=True, text=True, check=True
-        )
-        scores[name] = float(out.stdout.strip().splitlines()[-1])
-    meta = tomllib.loads((TASK / "task.toml").read_text())
-    assert scores["baseline"] == pytest.approx(meta["baseline"], abs=2e-3)
-    assert (scores["reference"] - scores["baseline"]) / scores["baseline"] > meta["success_threshold"]
+    """distill.py + eval on env/ and env/ + reference/ of the prepared task (about 1 min)."""
+    th.assert_check_task("dataset-distillation", tmp_path, abs=2e-3)

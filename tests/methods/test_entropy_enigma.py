@@ -29,6 +29,7 @@ from methods.entropy_enigma import (
 )
 from methods.entropy_enigma.flips import AUTHORS_U_LIN, AUTHORS_U_QUAD, AUTHORS_W_QUAD
 from methods.entropy_enigma.suite import builtin_shift_sets, flip_table, loco_summary
+from tests import task_checks as th
 
 ROOT = Path(__file__).resolve().parents[2]
 torch.set_num_threads(1)
@@ -197,12 +198,7 @@ TASK = ROOT / "environments" / "tasks" / "label-free-accuracy"
 
 
 def _task_script(name: str):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(f"lfa_{name}", TASK / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return th.load_module(TASK / "scripts" / f"{name}.py", f"lfa_{name}")
 
 
 def test_bundled_digits_no_longer_recover_the_held_out_labels():
@@ -236,3 +232,9 @@ def test_task_loco_mae_of_a_perfect_feature_is_zero():
     accs = np.linspace(0.2, 0.9, 12)
     kinds = [k for k in "abc" for _ in range(4)]
     assert ev.loco_mae(accs[:, None] * 2 + 1, accs, kinds) == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.slow
+def test_task_reference_beats_baseline(tmp_path):
+    """Eval on env/ and env/ + reference/ of the prepared task (about 1.5 min)."""
+    th.assert_check_task("label-free-accuracy", tmp_path, abs=0.01)  # task.toml rounds to 0.01

@@ -29,6 +29,7 @@ from methods.fed_mdm import (
     sizes_from_hist,
     synthetic_split,
 )
+from tests import task_checks as th
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -226,8 +227,6 @@ def test_tool_bad_argument_names_the_field(tmp_path):
 
 # --- the federated-partition task ------------------------------------------------------------
 
-TASK = ROOT / "environments" / "tasks" / "federated-partition"
-
 RESAMPLE_COUNTS = '''
 from pathlib import Path
 import numpy as np
@@ -255,45 +254,28 @@ def partition(labels, seed):
 
 
 @pytest.fixture(scope="module")
-def task_scores(tmp_path_factory):
-    """Scores of the baseline, the reference and resampling the cohort, on the task's data."""
-    import importlib.util
-    import shutil
-
-    task = tmp_path_factory.mktemp("fp") / "federated-partition"
-    shutil.copytree(TASK, task)
-    subprocess.run([sys.executable, "prepare.py"], cwd=task / "scripts", check=True,
-                   capture_output=True, env={"PYTHONPATH": str(ROOT), "PATH": ""})
-    spec = importlib.util.spec_from_file_location("fp_eval", task / "scripts" / "eval.py")
-    ev = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ev)
-    scores = {"baseline": ev.get_score(str(task / "env"))}
-    for name, write in (("reference", None), ("resample", RESAMPLE_COUNTS)):
-        ws = task / f"ws_{name}"
-        shutil.copytree(task / "env", ws)
-        if write is None:
-            shutil.copy(task / "reference" / "partition.py", ws / "partition.py")
-        else:
-            (ws / "partition.py").write_text(write)
-        scores[name] = ev.get_score(str(ws))
-    cohort = np.load(task / "env" / "data" / "cohort_counts.npy")
-    return scores, cohort, ev
+def task(tmp_path_factory):
+    return th.prepared_task("federated-partition", tmp_path_factory.mktemp("cache"))
 
 
-def test_task_reference_beats_baseline_and_resampling(task_scores):
-    scores, _, _ = task_scores
-    assert scores["reference"] < (1 - 0.5) * scores["baseline"]
-    assert scores["reference"] < scores["resample"] < scores["baseline"]
+def test_task_reference_beats_baseline_and_resampling(task, tmp_path):
+    """The reference (success threshold 0.5: under half the baseline's distance) also beats
+    resampling the cohort's clients."""
+    base, ref = th.assert_reference_beats_baseline(task, tmp_path)
+    ws = th.make_workspace(task, tmp_path / "resample")
+    (ws / "partition.py").write_text(RESAMPLE_COUNTS)
+    th.solve(task, ws)
+    assert ref < th.value(task, ws) < base
 
 
-def test_task_shows_only_a_cohort_and_aggregates(task_scores):
-    _, cohort, ev = task_scores
+def test_task_shows_only_a_cohort_and_aggregates(task):
+    cohort = np.load(task.env_dir / "data" / "cohort_counts.npy")
     assert cohort.shape == (150, 10)
-    held = np.load(Path(ev.__file__).parent / "heldout_counts.npy")
+    held = np.load(task.scripts_dir / "heldout_counts.npy")
     assert held.shape[0] >= 1000  # scored against many more clients than the actor sees
 
 
-def test_task_gate_rejects_reused_indices(task_scores):
-    _, _, ev = task_scores
+def test_task_gate_rejects_reused_indices(task):
+    ev = th.load_eval(task)
     assert isinstance(ev._check([[0, 1]] * 30, 1797, 0), str)
     assert isinstance(ev._check([[0]] * 10, 1797, 0), str)

@@ -16,6 +16,7 @@ from methods.ln_net import construct, forward_construction, group_layer_norm, la
 from methods.ln_net.construction import E, ln_exact
 from methods.ln_net.run import ln_capacity, ln_construct
 from methods.ln_net.tools import LNCapacityArgs, LNConstructArgs
+from tests import task_checks as th
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -193,21 +194,13 @@ def test_tool_errors_name_their_field(tmp_path):
 
 @pytest.mark.slow
 def test_task_reference_beats_baseline(tmp_path):
-    from tests.methods._offline_irl_helpers import improvement, run_task_check
-
-    base, ref, toml = run_task_check("ln-net-capacity", tmp_path)
-    assert abs(base - toml["baseline"]) < 1e-5
+    _, _, ref = th.assert_check_task("ln-net-capacity", tmp_path, abs=1e-5)
     assert ref == 1.0
-    assert improvement(ref, base, toml["direction"]) > toml["success_threshold"]
 
 
 def test_task_budget_gates(tmp_path):
-    import importlib.util
-
     path = ROOT / "environments" / "tasks" / "ln-net-capacity" / "env" / "lnlib.py"
-    spec = importlib.util.spec_from_file_location("lnlib_task", path)
-    lnlib = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(lnlib)
+    lnlib = th.load_module(path, "lnlib_task")
     base = lnlib.load_spec(path.parent / "net.json")
     assert sum(p.numel() for p in lnlib.build(base).parameters()) == 1538
     wide = dict(base, layers=[{"width": 40, "norm": {"groups": 1}}] * 2)

@@ -28,7 +28,7 @@ import torch
 from methods.mtgcn.fit import FitConfig, fit
 from methods.mtgcn.graph import csbm, edge_homophily, normalized_adjacency
 from methods.mtgcn.models import MTGCN, TrackBuilder, propagate_tracks, sharpness
-from tests.methods._sparse_pgd_helpers import improvement, load_module, score_baseline_and_reference
+from tests import task_checks as th
 
 ROOT = Path(__file__).resolve().parents[2]
 N, EPOCHS = 600, 100
@@ -173,19 +173,14 @@ def test_bad_argument_names_the_field(tmp_path):
 
 # --- the task: mtgcn-heterophily -------------------------------------------------------------
 
-TASK = ROOT / "environments" / "tasks" / "mtgcn-heterophily"
+NAME = "mtgcn-heterophily"
 
 
 def test_task_workspace_graphs_hide_the_test_labels(tmp_path):
-    import shutil
-
-    task = tmp_path / "task"
-    shutil.copytree(TASK, task)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    subprocess.run([sys.executable, "prepare.py"], cwd=task / "scripts", env=env, check=True, timeout=120)
-    ev = load_module(task / "scripts" / "eval.py", "mtgcn_task_eval")
+    spec = th.prepared_task(NAME, tmp_path / "cache")
+    ev = th.load_eval(spec)
     for i in range(ev.N_GRAPHS):
-        with np.load(task / "env" / "data" / f"graph{i}.npz") as f:
+        with np.load(spec.env_dir / "data" / f"graph{i}.npz") as f:
             assert (f["y"][f["test"]] == -1).all()
             assert (f["y"][f["train"] | f["val"]] >= 0).all()
             assert abs(edge_homophily(f["edges"], ev.graph(i).y) - ev.CSBM["homophily"]) < 0.03
@@ -193,6 +188,4 @@ def test_task_workspace_graphs_hide_the_test_labels(tmp_path):
 
 @pytest.mark.slow
 def test_task_reference_beats_baseline_by_the_threshold(tmp_path):
-    toml, scores = score_baseline_and_reference(TASK, tmp_path)
-    assert abs(scores["baseline"] - toml["baseline"]) <= 3 * toml["baseline_std"] + 1e-9
-    assert improvement(toml, scores["reference"]) > toml["success_threshold"], scores
+    th.assert_check_task(NAME, tmp_path)

@@ -24,6 +24,7 @@ from methods.offline_irl import (
     value_level_membership,
 )
 from methods.offline_irl.scoring import compare_to_truth, missed_expert_states
+from tests import task_checks as th
 
 ROOT = Path(__file__).resolve().parents[2]
 ALGORITHMS = {
@@ -255,9 +256,5 @@ def test_tool_errors_name_their_field(tmp_path):
 
 
 def test_task_reference_beats_baseline(tmp_path):
-    from tests.methods._offline_irl_helpers import improvement, run_task_check
-
-    base, ref, toml = run_task_check("offline-irl", tmp_path)
+    _, base, _ = th.assert_check_task("offline-irl", tmp_path, abs=1e-5)  # a deterministic eval
     assert base > 0.0  # the baseline PIRLO is sound on all 30 private instances
-    assert abs(base - toml["baseline"]) < 1e-5  # the eval is deterministic
-    assert improvement(ref, base, toml["direction"]) > toml["success_threshold"]

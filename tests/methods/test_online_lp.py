@@ -24,6 +24,7 @@ from methods.online_lp import (
 )
 from methods.online_lp.experiment import run_tool
 from methods.online_lp.tools import OnlineLpArgs
+from tests import task_checks as th
 
 ROOT = Path(__file__).resolve().parents[2]
 METHODS = ["subgradient", "explore_exploit", "concurrent"]
@@ -205,23 +206,14 @@ def test_bad_argument_names_the_field(capsys):
 TASK = ROOT / "environments" / "tasks" / "online-lp"
 
 
-def _load(path: Path, name: str):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_task_policies_match_the_library():
     """Through eval's interface, env/ is the c_α = 2 subgradient and reference/ explore→exploit."""
     from methods.online_lp.interface import PolicyError, run_policy
 
     instances = [make_instance("scaled", 3000, 4, s) for s in range(3)]
     batch = Batch.stack(instances)
-    base = _load(TASK / "env" / "policy.py", "olp_env_policy")
-    ref = _load(TASK / "reference" / "policy.py", "olp_ref_policy")
+    base = th.load_module(TASK / "env" / "policy.py", "olp_env_policy")
+    ref = th.load_module(TASK / "reference" / "policy.py", "olp_ref_policy")
     got = run_policy(base.init, base.decide, batch).decisions
     want = run_pass(Subgradient.create(batch.T, batch.d, alpha_scale=2.0), batch).decisions
     np.testing.assert_array_equal(got, want)
@@ -238,27 +230,5 @@ def test_task_policies_match_the_library():
 
 @pytest.mark.slow
 def test_task_reference_beats_baseline(tmp_path):
-    """prepare.py in a temp copy, then eval on env/ and env/ + reference/ (about 2-3 min)."""
-    import os
-    import shutil
-    import tomllib
-
-    copy = tmp_path / "task"
-    shutil.copytree(TASK, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    subprocess.run([sys.executable, "prepare.py"], cwd=copy / "scripts", env=env, check=True)
-    scores = {}
-    for name, overlay in [("baseline", None), ("reference", copy / "reference")]:
-        ws = tmp_path / name
-        shutil.copytree(copy / "env", ws)
-        if overlay:
-            shutil.copytree(overlay, ws, dirs_exist_ok=True)
-        code = f"import sys; sys.path.insert(0, {str(copy / 'scripts')!r}); import eval; print(eval.get_score('.'))"
-        out = subprocess.run(
-            [sys.executable, "-c", code], cwd=ws, env=env, capture_output=True, text=True, check=True
-        )
-        scores[name] = float(out.stdout.strip().splitlines()[-1])
-    meta = tomllib.loads((TASK / "task.toml").read_text())
-    assert scores["baseline"] == pytest.approx(meta["baseline"], rel=1e-3)
-    improvement = (scores["baseline"] - scores["reference"]) / scores["baseline"]
-    assert improvement > meta["success_threshold"]
+    """Eval on env/ and env/ + reference/ of the prepared task (about 2-3 min)."""
+    th.assert_check_task("online-lp", tmp_path, rel=1e-3)

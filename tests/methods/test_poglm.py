@@ -26,6 +26,7 @@ from methods.poglm.glm import DTYPE, GLMParams, basis, future, generate, history
 from methods.poglm.inference import evaluate, fit, grad_relative_variance, weight_error
 from methods.poglm.posterior import Posterior
 from methods.poglm.relax import concrete_log_density, log_pi, sample_log_y, soft_count
+from tests import task_checks as th
 
 ROOT = Path(__file__).resolve().parents[2]
 V, H = 3, 2
@@ -171,15 +172,14 @@ def test_bad_argument_names_the_field(tmp_path):
 
 # --- the task: poglm-hidden-neurons ----------------------------------------------------------
 
-TASK = ROOT / "environments" / "tasks" / "poglm-hidden-neurons"
+NAME = "poglm-hidden-neurons"
+TASK = ROOT / "environments" / "tasks" / NAME
 
 
 def test_task_eval_scores_an_autoregressive_posterior():
     """eval.py's own sampling path for autoregressive posteriors: an FS-like Q gives a finite gap,
     and its rates are only ever asked with the prefix eval.py sampled itself."""
-    from tests.methods._sparse_pgd_helpers import load_module
-
-    ev = load_module(TASK / "scripts" / "eval.py", "poglm_task_eval")
+    ev = th.load_module(TASK / "scripts" / "eval.py", "poglm_task_eval")
     ds = ev.dataset()
     seen = []
 
@@ -197,10 +197,6 @@ def test_task_eval_scores_an_autoregressive_posterior():
 
 @pytest.mark.slow
 def test_task_reference_beats_baseline_by_the_threshold(tmp_path):
-    from tests.methods._sparse_pgd_helpers import improvement, score_baseline_and_reference
-
-    toml, scores = score_baseline_and_reference(TASK, tmp_path)
-    assert abs(scores["baseline"] - toml["baseline"]) <= 3 * toml["baseline_std"] + 1e-9
-    assert improvement(toml, scores["reference"]) > toml["success_threshold"], scores
-    data = tmp_path / "task" / "env" / "data"
+    spec, _, _ = th.assert_check_task(NAME, tmp_path)
+    data = spec.env_dir / "data"
     assert sorted(p.name for p in data.iterdir()) == ["p_true.npz", "train.npz"]

@@ -24,6 +24,7 @@ from methods.sgr_local import (
 from methods.sgr_local.run import local_learning_train
 from methods.sgr_local.tools import LocalLearningTrainArgs
 from methods.sgr_local.training import local_step
+from tests import task_checks as th
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -199,13 +200,8 @@ def test_cosine_distance_runs(split):
 
 
 def _task_transform():
-    import importlib.util
-
     path = ROOT / "environments" / "tasks" / "local-learning" / "scripts" / "digits_transform.py"
-    spec = importlib.util.spec_from_file_location("local_learning_digits_transform", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return th.load_module(path, "local_learning_digits_transform")
 
 
 def test_task_data_cannot_be_looked_up_in_the_bundled_digits():
@@ -222,8 +218,4 @@ def test_task_data_cannot_be_looked_up_in_the_bundled_digits():
 
 @pytest.mark.slow
 def test_task_reference_beats_baseline(tmp_path):
-    from tests.methods._offline_irl_helpers import improvement, run_task_check
-
-    base, ref, toml = run_task_check("local-learning", tmp_path)
-    assert abs(base - toml["baseline"]) < 1e-3
-    assert improvement(ref, base, toml["direction"]) > toml["success_threshold"]
+    th.assert_check_task("local-learning", tmp_path, abs=1e-3)

@@ -25,6 +25,7 @@ from methods.sparse_autoencoder import (
 from methods.sparse_autoencoder.data import generator
 from methods.sparse_autoencoder.run import sparse_ae_compress
 from methods.sparse_autoencoder.tools import SparseAECompressArgs
+from tests import task_checks as th
 
 ROOT = Path(__file__).resolve().parents[2]
 GAUSS = 1.0 - 2.0 / math.pi
@@ -199,8 +200,4 @@ def test_tool_errors_name_their_field(tmp_path):
 
 @pytest.mark.slow
 def test_task_reference_beats_baseline(tmp_path):
-    from tests.methods._offline_irl_helpers import improvement, run_task_check
-
-    base, ref, toml = run_task_check("sparse-compression", tmp_path)
-    assert abs(base - toml["baseline"]) < 1e-5
-    assert improvement(ref, base, toml["direction"]) > toml["success_threshold"]
+    th.assert_check_task("sparse-compression", tmp_path, abs=1e-5)

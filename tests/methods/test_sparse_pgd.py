@@ -32,7 +32,7 @@ from methods.sparse_pgd.spgd import SparsePerturbation, per_sample_loss, spgd_ba
 from methods.sparse_pgd.streams import SampleStreams
 from methods.sparse_pgd.tools import AttackArgs
 from methods.sparse_pgd.training import adversarial_train
-from tests.methods._sparse_pgd_helpers import improvement, load_module, score_baseline_and_reference
+from tests import task_checks as th
 
 ROOT = Path(__file__).resolve().parents[2]
 RS_QUERIES = 300  # the spec's table uses 300 queries for stand-alone Sparse-RS
@@ -228,7 +228,7 @@ def test_task_held_out_images_cannot_be_looked_up_in_the_bundled_copy():
     from sklearn.datasets import load_digits
     from sklearn.neighbors import KNeighborsClassifier
 
-    ev = load_module(TASK / "scripts" / "eval.py", "sparse_robustness_eval")
+    ev = th.load_module(TASK / "scripts" / "eval.py", "sparse_robustness_eval")
     bundled = load_digits()
     knn = KNeighborsClassifier(n_neighbors=1).fit(bundled.data / 16.0, bundled.target)
     X_te, y_te = ev.split("test")
@@ -239,6 +239,4 @@ def test_task_held_out_images_cannot_be_looked_up_in_the_bundled_copy():
 
 @pytest.mark.slow
 def test_task_reference_beats_baseline_by_the_threshold(tmp_path):
-    toml, scores = score_baseline_and_reference(TASK, tmp_path)
-    assert abs(scores["baseline"] - toml["baseline"]) <= 3 * toml["baseline_std"] + 1e-9
-    assert improvement(toml, scores["reference"]) > toml["success_threshold"], scores
+    th.assert_check_task("sparse-robustness", tmp_path)

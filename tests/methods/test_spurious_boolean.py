@@ -24,6 +24,7 @@ from methods.spurious_boolean import (
 from methods.spurious_boolean.experiment import run_tool
 from methods.spurious_boolean.tools import SpuriousArgs
 from methods.spurious_boolean.train import RunConfig
+from tests import task_checks as th
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -174,16 +175,11 @@ TASK = ROOT / "environments" / "tasks" / "spurious-features"
 
 
 def _load_train(folder: Path, name: str):
-    import importlib.util
-
     sys.path.insert(0, str(TASK / "env"))  # train.py imports the workspace's model.py
     try:
-        spec = importlib.util.spec_from_file_location(name, folder / "train.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        return th.load_module(folder / "train.py", name)
     finally:
         sys.path.remove(str(TASK / "env"))
-    return module
 
 
 def test_task_stream_and_reference_interface():
@@ -216,23 +212,5 @@ def test_task_stream_and_reference_interface():
 @pytest.mark.slow
 def test_task_reference_beats_baseline(tmp_path):
     """eval.py on env/ and on env/ + reference/ (about 1 min of CPU)."""
-    import os
-    import shutil
-    import tomllib
-
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    scores = {}
-    for name, overlay in [("baseline", None), ("reference", TASK / "reference")]:
-        ws = tmp_path / name
-        shutil.copytree(TASK / "env", ws)
-        if overlay:
-            shutil.copytree(overlay, ws, dirs_exist_ok=True)
-        code = f"import sys; sys.path.insert(0, {str(TASK / 'scripts')!r}); import eval; print(eval.get_score('.'))"
-        out = subprocess.run(
-            [sys.executable, "-c", code], cwd=ws, env=env, capture_output=True, text=True, check=True
-        )
-        scores[name] = float(out.stdout.strip().splitlines()[-1])
-    meta = tomllib.loads((TASK / "task.toml").read_text())
-    assert scores["baseline"] == pytest.approx(meta["baseline"], abs=1e-3)
-    assert scores["baseline"] - scores["reference"] >= 0.25  # the absolute WGA bar
-    assert (scores["baseline"] - scores["reference"]) / scores["baseline"] > meta["success_threshold"]
+    _, base, ref = th.assert_check_task("spurious-features", tmp_path, abs=1e-3)
+    assert base - ref >= 0.25  # the absolute WGA bar

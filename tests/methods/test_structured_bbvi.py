@@ -23,6 +23,7 @@ from methods.structured_bbvi import (
 )
 from methods.structured_bbvi.experiment import StepSize, run_one, run_tool
 from methods.structured_bbvi.tools import BbviArgs
+from tests import task_checks as th
 
 ROOT = Path(__file__).resolve().parents[2]
 F64 = torch.float64
@@ -221,26 +222,17 @@ def test_bad_argument_names_the_field(capsys):
 TASK = ROOT / "environments" / "tasks" / "structured-bbvi"
 
 
-def _load(path: Path, name: str):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_task_families_match_the_library(problem32):
     """Through eval's autograd loop, env/ is the library's full-rank run, reference/ structured."""
     from methods.structured_bbvi.interface import run_family_module
 
-    base = _load(TASK / "env" / "family.py", "sb_env_family")
+    base = th.load_module(TASK / "env" / "family.py", "sb_env_family")
     got, _ = run_family_module(base, problem32, mc_seed=0, cap=300)
     q = Family.create("full_rank", problem32.dims)
     want = fit(problem32, q, make_optimizer("adam", q.leaves(), 1e-3), iters=300, target=0.5)
     assert [k for _, k in got.curve] == pytest.approx([k for _, k in want.curve], rel=1e-6)
 
-    ref = _load(TASK / "reference" / "family.py", "sb_ref_family")
+    ref = th.load_module(TASK / "reference" / "family.py", "sb_ref_family")
     result, evals = run_family_module(ref, problem32, mc_seed=0)
     assert result.iters_to_eps == 900 and evals == 7200  # the library's structured run
 
@@ -248,7 +240,7 @@ def test_task_families_match_the_library(problem32):
 def test_task_rejects_a_bad_config(problem32):
     from methods.structured_bbvi.interface import FamilyError, run_family_module
 
-    bad = _load(TASK / "env" / "family.py", "sb_bad_family")
+    bad = th.load_module(TASK / "env" / "family.py", "sb_bad_family")
     bad.CONFIG = {**bad.CONFIG, "optimizer": "lbfgs"}
     with pytest.raises(FamilyError):
         run_family_module(bad, problem32, mc_seed=0, cap=10)
@@ -257,22 +249,4 @@ def test_task_rejects_a_bad_config(problem32):
 @pytest.mark.slow
 def test_task_reference_beats_baseline(tmp_path):
     """eval.py on env/ and on env/ + reference/ (about 1.5 min of CPU)."""
-    import os
-    import shutil
-    import tomllib
-
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    scores = {}
-    for name, overlay in [("baseline", None), ("reference", TASK / "reference")]:
-        ws = tmp_path / name
-        shutil.copytree(TASK / "env", ws)
-        if overlay:
-            shutil.copytree(overlay, ws, dirs_exist_ok=True)
-        code = f"import sys; sys.path.insert(0, {str(TASK / 'scripts')!r}); import eval; print(eval.get_score('.'))"
-        out = subprocess.run(
-            [sys.executable, "-c", code], cwd=ws, env=env, capture_output=True, text=True, check=True
-        )
-        scores[name] = float(out.stdout.strip().splitlines()[-1])
-    meta = tomllib.loads((TASK / "task.toml").read_text())
-    assert scores["baseline"] == pytest.approx(meta["baseline"], rel=1e-6)
-    assert (scores["baseline"] - scores["reference"]) / scores["baseline"] > meta["success_threshold"]
+    th.assert_check_task("structured-bbvi", tmp_path, rel=1e-6)

@@ -21,6 +21,7 @@ from methods.twora_q import (
     sample_trajectories,
 )
 from methods.twora_q.experiment import streams
+from tests import task_checks as th
 
 ROOT = Path(__file__).resolve().parents[2]
 STEPS, RUNS = 100_000, 20
@@ -151,23 +152,15 @@ def test_tool_bad_argument_names_the_field():
 
 # --- the q-bias task: its engine (methods.twora_q.plugin) and eval gates, at small scale ----
 
-TASK = ROOT / "environments" / "tasks" / "q-bias"
-
-
-def _import_file(name: str, path: Path):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+NAME = "q-bias"
+TASK = ROOT / "environments" / "tasks" / NAME
 
 
 def test_plugin_with_the_reference_estimator_reproduces_the_library(dev_mdp):
     from methods.twora_q.plugin import run_estimator
 
     mdp, qs = dev_mdp
-    ref = _import_file("ref_estimator", TASK / "reference" / "estimator.py")
+    ref = th.load_module(TASK / "reference" / "estimator.py", "ref_estimator")
     (plug,) = run_estimator(ref, [mdp], [qs], steps=4000, runs=5, seed=1, log_every=1000)
     lib = run_random(make_learner("2ra", 10), mdp, steps=4000, runs=5, seed=1, alpha0=0.01,
                      rho0=50.0, qstar=qs, log_every=1000)
@@ -176,39 +169,32 @@ def test_plugin_with_the_reference_estimator_reproduces_the_library(dev_mdp):
 
 @pytest.fixture()
 def quick_eval(tmp_path, monkeypatch):
-    """The task's eval.py on private data made in a temp copy, with a short stream."""
-    import shutil
-
-    task = tmp_path / "q-bias"
-    shutil.copytree(TASK, task)
-    monkeypatch.chdir(task / "scripts")
-    subprocess.run([sys.executable, "prepare.py"], check=True, capture_output=True,
-                   env={"PYTHONPATH": str(ROOT), "PATH": ""})
-    ev = _import_file("q_bias_eval", task / "scripts" / "eval.py")
+    """The prepared task and its eval.py, imported here on its private data, with a short stream."""
+    task = th.prepared_task(NAME, tmp_path / "cache")
+    ev = th.load_eval(task)
     monkeypatch.setattr(ev, "STEPS", 3000)
     monkeypatch.setattr(ev, "RUNS", 4)
     monkeypatch.delitem(sys.modules, "estimator", raising=False)
     return task, ev
 
 
-def test_task_reference_beats_baseline_and_gates_hold(quick_eval):
+def test_task_reference_beats_baseline_and_gates_hold(quick_eval, tmp_path):
     task, ev = quick_eval
-    base = ev.get_score(str(task / "env"))
-    ref_ws = task / "ref_ws"
-    import shutil
-
-    shutil.copytree(task / "env", ref_ws)
-    shutil.copy(task / "reference" / "estimator.py", ref_ws / "estimator.py")
-    ref = ev.get_score(str(ref_ws))
-    assert np.isfinite(base) and ref < 0.75 * base
+    base = ev.get_score(str(th.make_workspace(task, tmp_path / "base_ws")))
+    ref = ev.get_score(str(th.make_workspace(task, tmp_path / "ref_ws", reference=True)))
+    assert np.isfinite(base) and ref < (1 - task.success_threshold) * base  # 0.75 * base
     # A counter kept at module level is state outside Q: the gate rejects it.
-    cheat = task / "cheat_ws"
-    shutil.copytree(task / "env", cheat)
+    cheat = th.make_workspace(task, tmp_path / "cheat_ws")
     with open(cheat / "estimator.py", "a") as f:
         f.write("\nSEEN = []\n_t = target\ndef target(Q, r, s2, t, gamma, beta):\n"
                 "    SEEN.append(t)\n    return _t(Q, r, s2, t, gamma, beta)\n")
     assert ev.get_score(str(cheat)) == float("inf")
-    bad_n = task / "bad_ws"
-    shutil.copytree(task / "env", bad_n)
+    bad_n = th.make_workspace(task, tmp_path / "bad_ws")
     (bad_n / "estimator.py").write_text((bad_n / "estimator.py").read_text().replace("N = 1 ", "N = 50 "))
     assert ev.get_score(str(bad_n)) == float("inf")
+
+
+@pytest.mark.slow
+def test_task_reference_beats_baseline(tmp_path):
+    """The full eval (in the sandbox, as ``labcoat check-task``) on env/ and env/ + reference/."""
+    th.assert_check_task(NAME, tmp_path, abs=1e-4)  # deterministic; task.toml has 4 decimals

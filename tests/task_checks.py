@@ -1,23 +1,28 @@
-"""Reusable steps for the task-suite tests: prepare a task, solve a workspace, score it.
+"""Reusable steps for the task tests: prepare a task, solve a workspace, score it.
 
-Every ``test_tasks_<name>.py`` walks the path of ``labcoat check-task`` with labcoat's own
-machinery: ``environments.prepare.prepare_task`` (a private, prepared copy of the task folder),
-``env/`` (optionally with ``reference/`` laid over it) copied to a workspace, the task's
-``solve`` scripts run there by ``environments.scoring.run_solve``, and the workspace scored by
-``environments.scoring.evaluate`` (pristine ``scripts/eval.py``, read-only files laid over, in
-the local sandbox).
+The classic task tests (``tests/environments/test_tasks_<name>.py``) and the method tests' task
+checks (``tests/methods/test_<method>.py``) walk the path of ``labcoat check-task`` with
+labcoat's own machinery: ``environments.prepare.prepare_task`` (a private, prepared copy of the
+task folder), ``env/`` (optionally with ``reference/`` laid over it) copied to a workspace, the
+task's ``solve`` scripts run there by ``environments.scoring.run_solve``, and the workspace
+scored by ``environments.scoring.evaluate`` (pristine ``scripts/eval.py``, read-only files laid
+over, in the local sandbox).
 
-``python -m tests.environments._task_helpers <task> [--runs 3] [--reference]`` measures a task
-the same way and prints mean ± std (how the baselines in ``task.toml`` were measured).
+``python -m tests.task_checks <task> [--runs 3] [--reference]`` measures a task the same way and
+prints mean ± std (how the baselines in ``task.toml`` were measured).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import shutil
 import statistics
 import tempfile
 from pathlib import Path
+from types import ModuleType
+
+import pytest
 
 from environments.prepare import prepare_task
 from environments.scoring import EvalResult, evaluate, improvement, run_solve
@@ -113,6 +118,42 @@ def assert_reference_beats_baseline(spec: TaskSpec, tmp_path: Path) -> tuple[flo
         f"not more than the threshold {spec.success_threshold:.0%}"
     )
     return base, ref
+
+
+def assert_baseline_as_recorded(spec: TaskSpec, measured: float, *, abs: float | None = None,
+                                 rel: float | None = None) -> None:
+    """The measured baseline matches ``task.toml``'s ``baseline``: within ``abs`` or ``rel`` when
+    given, else within three times its ``baseline_std`` (a deterministic task: ``1e-9``)."""
+    assert spec.baseline is not None, f"{spec.name}: task.toml records no baseline"
+    if abs is None and rel is None:
+        abs = 3 * (spec.baseline_std or 0.0) + 1e-9
+    assert measured == pytest.approx(spec.baseline, abs=abs, rel=rel), (
+        f"{spec.name}: measured baseline {measured:.6g}, task.toml says {spec.baseline:.6g}"
+    )
+
+
+def assert_check_task(name: str, tmp_path: Path, *, abs: float | None = None,
+                      rel: float | None = None) -> tuple[TaskSpec, float, float]:
+    """What ``labcoat check-task`` checks, on task ``name`` freshly prepared under ``tmp_path``,
+    and the measured baseline as ``task.toml`` records it (see ``assert_baseline_as_recorded``).
+    Returns the prepared task, the baseline's score and the reference's."""
+    spec = prepared_task(name, Path(tmp_path) / "cache")
+    base, ref = assert_reference_beats_baseline(spec, tmp_path)
+    assert_baseline_as_recorded(spec, base, abs=abs, rel=rel)
+    return spec, base, ref
+
+
+def load_module(path: Path, name: str) -> ModuleType:
+    """Import the Python file ``path`` as a module called ``name`` (a task's eval.py, a script)."""
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    return module
+
+
+def load_eval(spec: TaskSpec) -> ModuleType:
+    """The task's ``scripts/eval.py`` imported in this process (for its helpers and gates)."""
+    return load_module(spec.eval_path, f"eval_{spec.name.replace('-', '_')}")
 
 
 def assert_deterministic(spec: TaskSpec, cache: Path) -> None:
