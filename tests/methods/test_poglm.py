@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 import torch
 
-from methods.poglm.glm import DTYPE, GLMParams, basis, future, generate, history
+from methods.poglm.glm import DTYPE, basis, future, generate, history
 from methods.poglm.inference import evaluate, fit, grad_relative_variance, weight_error
 from methods.poglm.posterior import Posterior
 from methods.poglm.relax import concrete_log_density, log_pi, sample_log_y, soft_count
