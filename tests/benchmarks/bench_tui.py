@@ -40,7 +40,25 @@ def make_run(root: Path, steps: int) -> RunDir:
     return run
 
 
-async def measure(run: RunDir, extra: Step) -> tuple[float, float]:
+def record_live_step(run: RunDir, index: int) -> Step:
+    """The step an agent records next: an edit with a snapshot on disk, like every live step.
+
+    A step with no snapshot and no changed file would leave the workspace tree and the diff
+    with nothing to show, and so measure less than a live step costs.
+    """
+    (run.workspace / "train.py").write_text(f"LR = {index}\nEPOCHS = 3\n")
+    previous = run.snapshots.load(f"{index - 1:05d}")
+    manifest = run.snapshot(index)
+    step = Step(index=index, actor="agent", action="Write File",
+                args={"file_name": "train.py", "content": f"LR = {index}\nEPOCHS = 3\n"},
+                observation="File train.py written to successfully.\n" * 5,
+                snapshot=manifest.label, changed=manifest.changed_since(previous),
+                meta={"fields": {"Thought": f"add epochs at LR={index}", "Reflection": "ok"}})
+    run.append(step)
+    return step
+
+
+async def measure(run: RunDir) -> tuple[float, float]:
     """Times inside a running app (the app's own start-up is not the run's cost)."""
     opened: dict[str, float] = {}
     app = LabcoatApp(runs_dir=run.path.parent, sandbox="local", first_screen=Screen)
@@ -51,6 +69,7 @@ async def measure(run: RunDir, extra: Step) -> tuple[float, float]:
         await pilot.pause()
         opened["open"] = time.perf_counter() - start
         screen = app.screen
+        extra = record_live_step(run, len(screen.steps) + 1)
         start = time.perf_counter()
         screen.add_step(extra)
         await pilot.pause()
@@ -67,9 +86,7 @@ def main() -> None:
         t = time.perf_counter()
         RunDir.open(run.path).steps()
         read = time.perf_counter() - t
-        extra = Step(index=args.steps + 1, actor="agent", action="Execute Script",
-                     args={"script_name": "train.py"}, observation="ok", changed=[])
-        open_s, step_s = asyncio.run(measure(run, extra))
+        open_s, step_s = asyncio.run(measure(run))
     print(f"steps={args.steps} read trace {read * 1000:.0f} ms | open run screen {open_s * 1000:.0f} ms "
           f"(goal < 1000, {open_s / read:.1f}x the read) | render one new step {step_s * 1000:.0f} ms "
           f"(goal < 100)")

@@ -11,8 +11,6 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import (
     Button,
-    DataTable,
-    Footer,
     Header,
     OptionList,
     Static,
@@ -24,8 +22,10 @@ from environments.runs import RunDir, Step
 from tui.messages import ProposalPending, RunEnded, StepRecorded
 from tui.session import AgentSession, Decision, HumanSession
 from tui.widgets.action_form import ActionForm
+from tui.widgets.footer import KeysFooter
 from tui.widgets.status_line import StatusLine
 from tui.widgets.step_detail import StepDetail
+from tui.widgets.step_list import StepList, StepRow
 from tui.widgets.workspace import DiffView, WorkspaceView
 
 
@@ -41,6 +41,7 @@ class RunScreen(Screen):
         Binding("k", "scroll_detail(-1)", "Scroll up", show=False, id="run.scroll_up"),
         Binding("space", "toggle_pause", "Pause/resume", id="run.toggle_pause"),
         Binding("n", "single_step", "Single step", id="run.single_step"),
+        Binding("f", "fold_reasoning", "Fold", id="run.fold_reasoning"),
         Binding("escape", "app.pop_screen", "Back", id="run.back"),
     ]
 
@@ -58,7 +59,7 @@ class RunScreen(Screen):
         yield Header()
         yield StatusLine(id="status")
         with Horizontal(id="run-main"):
-            yield DataTable(id="steps", cursor_type="row", zebra_stripes=True)
+            yield StepList(id="steps")
             yield StepDetail(id="detail")
             with TabbedContent(id="side"):
                 with TabPane("Workspace", id="tab-workspace"):
@@ -82,25 +83,20 @@ class RunScreen(Screen):
                     yield Button("Edit", id="confirm-edit")
                     yield Button("Reject", id="confirm-reject", variant="error")
                 yield Vertical(id="confirm-form-holder")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.title = f"labcoat · {self.run.meta.run_id}"
-        table = self.query_one("#steps", DataTable)
-        # fixed widths: auto-sizing would measure every cell of a long run
-        table.add_column("#", width=4)
-        table.add_column("action", width=16)
-        table.add_column("", width=2)
         self.steps = self.run.steps()
-        table.add_rows([self._row(s) for s in self.steps])
+        self.query_one("#steps", StepList).add_rows([self._row(s) for s in self.steps])
         self._refresh_status()
         self.select(len(self.steps))
         if self.agent is not None:
             self.start_agent()
 
     @staticmethod
-    def _row(step: Step) -> tuple[str, str, str]:
-        return (str(step.index), step.action, "✗" if step.error else "✓")
+    def _row(step: Step) -> StepRow:
+        return StepRow(step.index, step.action, bool(step.error))
 
     def _refresh_status(self) -> None:
         paused = bool(self.agent and self.agent.paused)
@@ -110,24 +106,43 @@ class RunScreen(Screen):
     def select(self, index: int, move_cursor: bool = True) -> None:
         """Show step ``index`` (0 = the starting workspace).
 
-        The cursor only moves for keyboard navigation; a highlight from the table itself just
-        shows the step (moving it back would ping-pong with stale highlight events).
+        With ``move_cursor`` the list's cursor follows, without posting a highlight: that
+        would come back as the user's choice (and, stale by then, ping-pong with this one).
         """
         index = max(0, min(index, len(self.steps)))
         self.current = index
-        step = self.steps[index - 1] if index >= 1 else None
-        self.query_one("#detail", StepDetail).show(step)
-        self.query_one("#workspace", WorkspaceView).show(index, step.changed if step else None)
-        self.query_one("#diff", DiffView).show(self.run, index, step.changed if step else [])
-        table = self.query_one("#steps", DataTable)
-        if move_cursor and index >= 1 and table.row_count >= index and table.cursor_row != index - 1:
-            table.move_cursor(row=index - 1)
+        self.query_one("#detail", StepDetail).show(self._step_at(index))
+        self._show_side()
+        step_list = self.query_one("#steps", StepList)
+        if move_cursor and 1 <= index <= step_list.row_count:
+            with step_list.prevent(StepList.Highlighted):
+                step_list.cursor = index - 1
 
-    @on(DataTable.RowHighlighted, "#steps")
-    def _row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.cursor_row + 1 != self.current:
-            self.follow = event.cursor_row + 1 == len(self.steps)
-            self.select(event.cursor_row + 1, move_cursor=False)
+    def _step_at(self, index: int) -> Step | None:
+        return self.steps[index - 1] if index >= 1 else None
+
+    def _show_side(self) -> None:
+        """Bring the visible side tab to the current step; the hidden one waits for its turn.
+
+        Following a live run would otherwise read snapshots and diff files for a tab nobody
+        sees; activating a tab calls this again.
+        """
+        step = self._step_at(self.current)
+        changed = step.changed if step else []
+        if self.query_one("#side", TabbedContent).active == "tab-diff":
+            self.query_one("#diff", DiffView).show(self.run, self.current, changed)
+        else:
+            self.query_one("#workspace", WorkspaceView).show(self.current, changed)
+
+    @on(TabbedContent.TabActivated, "#side")
+    def _side_tab_activated(self) -> None:
+        self._show_side()
+
+    @on(StepList.Highlighted, "#steps")
+    def _row_highlighted(self, event: StepList.Highlighted) -> None:
+        if event.row + 1 != self.current:
+            self.follow = event.row + 1 == len(self.steps)
+            self.select(event.row + 1, move_cursor=False)
 
     def action_prev_step(self) -> None:
         self.follow = False
@@ -145,6 +160,9 @@ class RunScreen(Screen):
         self.follow = True
         self.select(len(self.steps))
 
+    def action_fold_reasoning(self) -> None:
+        self.query_one("#detail", StepDetail).toggle_reasoning()
+
     def action_scroll_detail(self, direction: int) -> None:
         detail = self.query_one("#detail", StepDetail)
         detail.scroll_relative(y=3 * direction, animate=False)
@@ -152,7 +170,7 @@ class RunScreen(Screen):
     # --- live steps ------------------------------------------------------------------------
     def add_step(self, step: Step) -> None:
         self.steps.append(step)
-        self.query_one("#steps", DataTable).add_row(*self._row(step))
+        self.query_one("#steps", StepList).add_row(self._row(step))
         self._refresh_status()
         if self.follow:
             self.select(len(self.steps))

@@ -1,7 +1,9 @@
 """One step, sectioned: the agent's reasoning fields, the action, the observation.
 
-The sections are built once and updated in place: stepping through a long run or watching a
-live one then costs a text update, not a remount of widgets.
+All sections are one text (one widget) with foldable headers: click a header, or press
+``f`` on the Run screen to fold or unfold the reasoning. The first version used a Collapsible
+per section (about thirty widgets), and every step shown then re-laid-out and re-rendered all
+of them; one text updates in one piece.
 """
 
 from __future__ import annotations
@@ -10,12 +12,15 @@ import json
 
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.widgets import Collapsible, Static
+from textual.content import Content
+from textual.widgets import Static
 
 from environments.runs import Step
 
 REASONING = ["Reflection", "Research Plan and Status", "Fact Check", "Thought"]
 SECTIONS = [*REASONING, "Action", "Observation", "Rejected"]
+FOLDED_AT_START = frozenset(REASONING[:-1])
+EMPTY = "No step selected."
 
 
 def _meta_field(step: Step, name: str) -> str | None:
@@ -23,10 +28,6 @@ def _meta_field(step: Step, name: str) -> str | None:
     fields = step.meta.get("fields") or {}
     value = fields.get(name) or step.meta.get(name)
     return str(value) if value else None
-
-
-def _key(name: str) -> str:
-    return "sec-" + name.lower().replace(" ", "-")
 
 
 def section_texts(step: Step) -> dict[str, tuple[str, str] | None]:
@@ -45,24 +46,68 @@ def section_texts(step: Step) -> dict[str, tuple[str, str] | None]:
     return out
 
 
-class StepDetail(VerticalScroll):
-    """Collapsible sections for the selected step; empty sections are hidden."""
+def sections_content(texts: dict[str, tuple[str, str] | None], folded: set[str]) -> Content:
+    """The sections as one text: a clickable ▶/▼ header each, the body under an open one.
 
-    def compose(self) -> ComposeResult:
-        yield Static("No step selected.", classes="step-empty")
-        for name in SECTIONS:
-            with Collapsible(title=name, collapsed=name in REASONING[:-1], id=_key(name)):
-                yield Static("", markup=False, classes="section-body")
+    Bodies are plain text (an observation's brackets are not markup).
+    """
+    parts: list[Content | str] = []
+    for number, name in enumerate(SECTIONS):
+        content = texts.get(name)
+        if content is None:
+            continue
+        title, body = content
+        marker = "▶" if name in folded else "▼"
+        # styled as a link (link-* rules in labcoat.tcss), which is what a clickable span is
+        header = Content(f"{marker} {title}").stylize(f"@click=toggle_section({number})")
+        parts.extend([header, "\n"])
+        if name not in folded:
+            parts.extend([Content(body.rstrip("\n")), "\n"])
+        parts.append("\n")
+    return Content.assemble(*parts).rstrip() if parts else Content(EMPTY)
 
-    def on_mount(self) -> None:
-        self.show(None)
+
+class StepSections(Static):
+    """The text of :class:`StepDetail`; owns the fold state, which outlives the step shown."""
+
+    def __init__(self, **kw) -> None:
+        super().__init__(EMPTY, **kw)
+        self.folded: set[str] = set(FOLDED_AT_START)
+        self.texts: dict[str, tuple[str, str] | None] = {}
 
     def show(self, step: Step | None) -> None:
-        self.query_one(".step-empty").display = step is None
-        texts = section_texts(step) if step is not None else {n: None for n in SECTIONS}
-        for name, content in texts.items():
-            section = self.query_one(f"#{_key(name)}", Collapsible)
-            section.display = content is not None
-            if content is not None:
-                section.title = content[0]
-                section.query_one(".section-body", Static).update(content[1])
+        self.texts = section_texts(step) if step is not None else {}
+        self._redraw()
+
+    def action_toggle_section(self, number: int) -> None:
+        """A header was clicked (its ``@click`` names the section by its place in SECTIONS)."""
+        self.folded ^= {SECTIONS[number]}
+        self._redraw()
+
+    def toggle_reasoning(self) -> None:
+        """Unfold every reasoning field, or, when none is folded, fold them back as at start."""
+        if self.folded & set(REASONING):
+            self.folded -= set(REASONING)
+        else:
+            self.folded |= FOLDED_AT_START
+        self._redraw()
+
+    def _redraw(self) -> None:
+        self.update(sections_content(self.texts, self.folded))
+
+
+class StepDetail(VerticalScroll):
+    """The selected step's sections in a scrolling panel; sections the step lacks are left out."""
+
+    def compose(self) -> ComposeResult:
+        yield StepSections(id="detail-text")
+
+    @property
+    def sections(self) -> StepSections:
+        return self.query_one("#detail-text", StepSections)
+
+    def show(self, step: Step | None) -> None:
+        self.sections.show(step)
+
+    def toggle_reasoning(self) -> None:
+        self.sections.toggle_reasoning()

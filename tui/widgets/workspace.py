@@ -5,13 +5,13 @@ from __future__ import annotations
 import difflib
 from pathlib import PurePosixPath
 
-from rich.syntax import Syntax
 from textual.app import ComposeResult
-from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Static, Tree
+from textual.containers import Horizontal
+from textual.widgets import Tree
 
 from environments.runs import RunDir
 from environments.snapshots import SnapshotError
+from tui.widgets.code_view import CodeView
 
 MAX_VIEW = 200_000
 
@@ -34,32 +34,43 @@ class WorkspaceView(Horizontal):
     def __init__(self, run: RunDir, **kw) -> None:
         super().__init__(**kw)
         self.run = run
+        self.index: int | None = None
         self.label = "00000"
-        self.files: list[str] | None = None
+        self.files: dict[str, str] | None = None  # path -> sha at ``label``
+        self.opened: str | None = None
+        self.shown: tuple[str, str] | None = None  # (path, sha) in the viewer
 
     def compose(self) -> ComposeResult:
         yield Tree("workspace", id="ws-tree")
-        with VerticalScroll(id="ws-file"):
-            yield Static("Select a file.", id="ws-content")
+        yield CodeView("Select a file.", id="ws-file")
 
     def show(self, index: int, open_first: list[str] | None = None) -> None:
-        """The workspace at step ``index``; opens the first of ``open_first`` (what it changed)."""
+        """The workspace at step ``index``, opening the first file the step changed.
+
+        A step that changed no file keeps the open file, as it is at this step. Showing the
+        step already shown does nothing (the tree and the viewer are left as the user set them).
+        """
+        if index == self.index:
+            return
+        self.index = index
         self.label = f"{index:05d}"
         try:
-            files = sorted(self.run.snapshots.load(self.label).files)
+            files = {rel: e.sha for rel, e in self.run.snapshots.load(self.label).files.items()}
         except SnapshotError:
-            files = []
-        if files != self.files:
-            self._build_tree(files)
-        shown = [rel for rel in (open_first or []) if rel in files]
-        if shown:
-            self.open_file(shown[0])
+            files = {}
+        if self.files is None or sorted(files) != sorted(self.files):
+            self._build_tree(sorted(files))
+        self.files = files
+        changed = [rel for rel in (open_first or []) if rel in files]
+        target = changed[0] if changed else self.opened if self.opened in files else None
+        if target is not None:
+            self.open_file(target)
         else:
-            self.query_one("#ws-content", Static).update("Select a file.")
+            self.opened = self.shown = None
+            self.query_one("#ws-file", CodeView).show_text("Select a file.")
 
     def _build_tree(self, files: list[str]) -> None:
         """Rebuilt only when the set of files changes (most steps only edit contents)."""
-        self.files = files
         tree = self.query_one("#ws-tree", Tree)
         tree.clear()
         nodes = {"": tree.root}
@@ -78,16 +89,24 @@ class WorkspaceView(Horizontal):
             self.open_file(rel)
 
     def open_file(self, rel: str) -> None:
-        content = self.query_one("#ws-content", Static)
+        """Show ``rel`` at the current step; the same content already shown is not redrawn."""
+        self.opened = rel
+        key = (rel, (self.files or {}).get(rel, ""))
+        if key == self.shown:
+            return
+        same_file = self.shown is not None and self.shown[0] == rel
+        self.shown = key
+        view = self.query_one("#ws-file", CodeView)
         try:
             text = _text(self.run.snapshots.read(self.label, rel))
         except (KeyError, OSError, SnapshotError) as err:
-            content.update(f"cannot open {rel}: {err}")
+            self.shown = None
+            view.show_text(f"cannot open {rel}: {err}")
             return
         if text is None:
-            content.update(f"{rel}: binary file")
+            view.show_text(f"{rel}: binary file")
         else:
-            content.update(Syntax(text, _lexer(rel), line_numbers=True, word_wrap=False))
+            view.show_code(text, _lexer(rel), keep_scroll=same_file)
 
 
 def step_diff(run: RunDir, index: int, changed: list[str]) -> str:
@@ -108,11 +127,24 @@ def step_diff(run: RunDir, index: int, changed: list[str]) -> str:
     return "".join(chunks)
 
 
-class DiffView(VerticalScroll):
-    def compose(self) -> ComposeResult:
-        yield Static("", id="diff-content")
+class DiffView(CodeView):
+    """What one step changed, as a unified diff.
+
+    The Run screen calls ``show`` only while the Diff tab is the one shown (and again when
+    it is activated): reading two snapshots and diffing them is wasted on a hidden tab.
+    """
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.index: int | None = None
 
     def show(self, run: RunDir, index: int, changed: list[str]) -> None:
+        """The diff of step ``index``; nothing to do when that step's diff is shown already."""
+        if index == self.index:
+            return
+        self.index = index
         diff = step_diff(run, index, changed)
-        content = self.query_one("#diff-content", Static)
-        content.update(Syntax(diff, "diff") if diff else "This step changed no file.")
+        if diff:
+            self.show_code(diff, "diff", numbered=False)
+        else:
+            self.show_text("This step changed no file.")
