@@ -177,5 +177,18 @@ def serve(sock: socket.socket) -> None:
         send_msg(sock, {"status": status})
 
 
+def _not_dumpable() -> None:
+    """Commands run as this process's uid; without this they could ptrace it, or take its socket
+    through /proc/<pid>/fd or pidfd_getfd, and drive or answer the host themselves. (A forked
+    command is dumpable again once it execs.)"""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except (OSError, AttributeError):
+        pass
+
+
 if __name__ == "__main__":
+    _not_dumpable()
     serve(socket.socket(fileno=int(sys.argv[1])))

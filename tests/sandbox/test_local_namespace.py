@@ -69,6 +69,28 @@ def test_a_command_killing_everything_it_sees_costs_only_that_command(sb):
     assert sb._ns is not first_ns  # a fresh namespace replaced the broken one
 
 
+def test_a_command_cannot_reach_into_the_supervisor(sb):
+    """Same uid, but the supervisor is not dumpable: its memory, environment and descriptors
+    (the socket to the host) are out of reach."""
+    probe = py(sb, """
+        import os
+        sup = os.getppid()
+        for what in ("environ", "mem"):
+            try:
+                open(f"/proc/{sup}/{what}", "rb").read(1)
+                print("READ", what)
+            except OSError as e:
+                print("denied", what, e.errno)
+        if hasattr(os, "pidfd_open"):
+            import ctypes
+            fd = os.pidfd_open(sup)
+            got = ctypes.CDLL(None, use_errno=True).syscall(438, fd, 3, 0)  # pidfd_getfd
+            print("GOT" if got >= 0 else "denied getfd", ctypes.get_errno())
+    """)
+    assert probe.ok, probe.stderr
+    assert "READ" not in probe.stdout and "GOT" not in probe.stdout, probe.stdout
+
+
 def test_a_frozen_supervisor_ends_in_a_timeout_and_a_fresh_namespace(sb):
     marker = f"labcoat-frozen-{uuid.uuid4().hex[:8]}"
     frozen = py(sb, f"""
