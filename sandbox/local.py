@@ -180,17 +180,18 @@ class LocalSandbox(Sandbox):
                            streams: _Streams, timeout: float) -> tuple[int, bool, bool]:
         with self._lock:
             ns = self._namespace()
+            before = ns.oom_kills()  # before the command starts: it may be killed at once
             try:
                 ns.submit(argv, env, cwd, streams.child_fds)
             except NamespaceGone as gone:  # died while idle (killed from inside): start afresh
                 log.warning("%s; starting a new one", gone)
                 ns.close()
                 ns = self._namespace()
+                before = ns.oom_kills()
                 ns.submit(argv, env, cwd, streams.child_fds)
-            before = ns.cgroup.oom_kills() if ns.cgroup else 0
             streams.started()
             status, timed_out = ns.result(timeout)
-            oom = bool(ns.cgroup and ns.cgroup.oom_kills() > before)
+            oom = ns.oom_kills() > before
             if status is None:  # the supervisor died mid-command (killed, or OOM)
                 ns.close()
             streams.wait()

@@ -95,11 +95,14 @@ class Namespace:
             msg, fds = None, []
         for fd in fds:
             os.close(fd)
-        if msg is None:
+        if msg is None:  # the caller reads the cgroup's OOM count, then closes
             log.warning("the sandbox's supervisor died: %s", self.why())
-            self.close()
             return None
         return int(msg["status"])
+
+    def oom_kills(self) -> int:
+        """OOM kills in the namespace's cgroup so far (0 without one)."""
+        return self.cgroup.oom_kills() if self.cgroup is not None else 0
 
     def why(self) -> str:
         code = self.proc.poll()
