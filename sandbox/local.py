@@ -281,7 +281,7 @@ def _report(bw: bool, cg: bool) -> Isolation:
     return Isolation(
         backend="local",
         available=True,
-        detail=("bubblewrap namespaces" if bw else "plain subprocess")
+        detail=("bubblewrap namespace per run, command forked inside" if bw else "plain subprocess per command")
         + (" + cgroups" if cg else " + rlimits"),
         filesystem=bw,
         network=bw,
