@@ -281,8 +281,8 @@ def _report(bw: bool, cg: bool) -> Isolation:
     return Isolation(
         backend="local",
         available=True,
-        detail=("bubblewrap namespace per run, command forked inside" if bw else "plain subprocess per command")
-        + (" + cgroups" if cg else " + rlimits"),
+        detail=("bubblewrap namespace per run, command forked inside" if bw
+                else "plain subprocess per command") + (" + cgroups" if cg else " + rlimits"),
         filesystem=bw,
         network=bw,
         memory=True,
