@@ -19,6 +19,12 @@ def _head(text: str, width: int = 100) -> str:
     return first[:width]
 
 
+def clock(seconds: float) -> str:
+    """``H:MM:SS``, e.g. a budget's time left (the status line and the headless progress)."""
+    secs = int(max(0.0, seconds))
+    return f"{secs // 3600}:{secs % 3600 // 60:02d}:{secs % 60:02d}"
+
+
 def _left(run: RunDir) -> str:
     """What remains of the run's time and step budgets, e.g. ``, 41 steps, 3:52:10 left``."""
     t, lim = run.meta.totals, run.meta.limits
@@ -26,8 +32,7 @@ def _left(run: RunDir) -> str:
     if lim.get("max_steps"):
         parts.append(f"{max(0, lim['max_steps'] - t.steps)} steps")
     if lim.get("max_time"):
-        secs = int(max(0.0, lim["max_time"] - t.seconds))
-        parts.append(f"{secs // 3600}:{secs % 3600 // 60:02d}:{secs % 60:02d}")
+        parts.append(clock(lim["max_time"] - t.seconds))
     return f", {' '.join(parts)} left" if parts else ""
 
 

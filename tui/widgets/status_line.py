@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.widgets import Static
 
 from environments.runs import RunMeta
+from tui.display import clock
 
 
 def status_text(meta: RunMeta, paused: bool = False) -> str:
@@ -19,7 +20,7 @@ def status_text(meta: RunMeta, paused: bool = False) -> str:
         f"${t.cost:.4f}",
     ]
     if limits.get("max_time"):
-        parts.append(f"{max(0.0, limits['max_time'] - t.seconds):.0f}s left")
+        parts.append(f"{clock(limits['max_time'] - t.seconds)} left")
     if t.retries:
         parts.append(f"retries {t.retries}")
     state = "paused" if paused and meta.status == "running" else meta.status

@@ -30,14 +30,30 @@ def _meta_field(step: Step, name: str) -> str | None:
     return str(value) if value else None
 
 
+def args_text(args: dict | str) -> str:
+    """Arguments as a person reads them: ``name: value`` lines, a multi-line value (a file's
+    content, an edit instruction) as its own indented block rather than one escaped JSON
+    string. The trace keeps the exact JSON."""
+    if isinstance(args, str):
+        return args
+    lines = []
+    for name, value in args.items():
+        if isinstance(value, str) and "\n" in value.rstrip("\n"):
+            body = "\n".join("    " + line for line in value.rstrip("\n").splitlines())
+            lines.append(f"{name}:\n{body}")
+        else:
+            shown = value if isinstance(value, str) and value else json.dumps(value)
+            lines.append(f"{name}: {shown}")
+    return "\n".join(lines) or "(no arguments)"
+
+
 def section_texts(step: Step) -> dict[str, tuple[str, str] | None]:
     """Title and body of each section for ``step`` (None: the section is hidden)."""
     out: dict[str, tuple[str, str] | None] = {n: None for n in SECTIONS}
     for name in REASONING:
         text = _meta_field(step, name)
         out[name] = (name, text) if text else None
-    args = step.args if isinstance(step.args, str) else json.dumps(step.args, indent=2)
-    out["Action"] = (f"Action · {step.action}", f"{step.action}\n{args}")
+    out["Action"] = (f"Action · {step.action}", args_text(step.args))
     flag = " · error" if step.error else ""
     code = f" · exit {step.exit_code}" if step.exit_code is not None else ""
     out["Observation"] = (f"Observation{flag}{code} · {step.seconds:.2f}s", step.observation)
