@@ -165,6 +165,10 @@ def serve(sock: socket.socket) -> None:
         if req is None:
             sweep()
             return
+        if "argv" not in req:  # a "kill" that crossed the answer of a command that just ended
+            for fd in fds:
+                os.close(fd)
+            continue
         pid = os.fork()
         if pid == 0:
             _child(req, fds)

@@ -141,3 +141,15 @@ def test_the_namespace_dies_with_its_host(tmp_path):
     while survivors(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert survivors(marker) == []
+
+
+def test_a_kill_that_crosses_a_finished_commands_answer_is_ignored(sb):
+    """The host's timeout can fire just as a command ends: the late kill must not be taken for
+    a request, whose answer would then be read as the next command's result."""
+    from sandbox import supervisor
+
+    assert py(sb, "print('first')").ok
+    supervisor.send_msg(sb._ns.sock, {"op": "kill"})  # arrives while the supervisor is idle
+    after = py(sb, "import sys; sys.exit(3)")
+    assert after.exit_code == 3, after
+    assert py(sb, "print('next')").stdout.strip() == "next"
