@@ -15,6 +15,7 @@ import select
 import signal
 import socket
 import subprocess
+import threading
 import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -41,7 +42,7 @@ class Namespace:
                  cwd: Path, cgroup: Cgroup | None) -> None:
         host, inner = socket.socketpair()
         try:
-            self.proc = subprocess.Popen(
+            self.proc, self._keeper = _spawn_kept(
                 [*launch, python, "-I", "-S", "-c", _SOURCE, str(inner.fileno())],
                 pass_fds=(inner.fileno(),), stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(env), cwd=cwd,
@@ -56,7 +57,8 @@ class Namespace:
         self.errors = CappedBuffer(8192)  # bubblewrap's or the supervisor's own complaints
         drain(os.dup(self.proc.stderr.fileno()), self.errors)
         self.proc.stderr.close()
-        self._finalizer = weakref.finalize(self, _destroy, self.sock, self.proc, cgroup)
+        self._finalizer = weakref.finalize(self, _destroy, self.sock, self.proc, cgroup,
+                                           self._keeper)
 
     @property
     def alive(self) -> bool:
@@ -117,24 +119,56 @@ class Namespace:
 _NO_ANSWER = object()
 
 
-def _destroy(sock: socket.socket, proc: subprocess.Popen, cgroup: Cgroup | None) -> None:
+def _spawn_kept(argv: list[str], **popen) -> tuple[subprocess.Popen, threading.Event]:
+    """Popen from a thread that lives as long as the namespace.
+
+    bubblewrap's ``--die-with-parent`` is the kernel's parent-death signal, which fires when
+    the *thread* that started it exits: started from a short-lived worker (the TUI runs each
+    of a person's steps in one), the namespace would die with that worker. The returned event
+    lets the keeper thread end, once the namespace is gone.
+    """
+    started: list[subprocess.Popen | BaseException] = []
+    ready, release = threading.Event(), threading.Event()
+
+    def keep() -> None:
+        try:
+            started.append(subprocess.Popen(argv, **popen))
+        except BaseException as err:  # handed to the caller
+            started.append(err)
+            return
+        finally:
+            ready.set()
+        release.wait()
+
+    threading.Thread(target=keep, name="labcoat-sandbox-namespace", daemon=True).start()
+    ready.wait()
+    if isinstance(started[0], BaseException):
+        raise started[0]
+    return started[0], release
+
+
+def _destroy(sock: socket.socket, proc: subprocess.Popen, cgroup: Cgroup | None,
+             keeper: threading.Event) -> None:
     """Kill the namespace outright: its init's death takes every process in it along."""
-    sock.close()  # a supervisor that outlives the kill below still sees EOF and exits
-    for pid in _children(proc.pid):  # bubblewrap's init, pid 1 inside
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
     try:
-        proc.wait(timeout=KILL_GRACE)
-    except subprocess.TimeoutExpired:
+        sock.close()  # a supervisor that outlives the kill below still sees EOF and exits
+        for pid in _children(proc.pid):  # bubblewrap's init, pid 1 inside
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        proc.wait()
-    if cgroup is not None:
-        cgroup.remove()  # kills any straggler first
+            proc.wait(timeout=KILL_GRACE)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            proc.wait()
+        if cgroup is not None:
+            cgroup.remove()  # kills any straggler first
+    finally:
+        keeper.set()
 
 
 def _children(pid: int) -> list[int]:

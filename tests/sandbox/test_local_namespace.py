@@ -153,3 +153,18 @@ def test_a_kill_that_crosses_a_finished_commands_answer_is_ignored(sb):
     after = py(sb, "import sys; sys.exit(3)")
     assert after.exit_code == 3, after
     assert py(sb, "print('next')").stdout.strip() == "next"
+
+
+def test_the_namespace_outlives_the_thread_that_started_it(sb):
+    """bubblewrap dies with the *thread* that spawned it (parent-death signal); the TUI runs
+    each of a person's steps in a short-lived worker, and the namespace must stay for the next."""
+    import threading
+
+    worker = threading.Thread(target=lambda: py(sb, "print('from a worker')"))
+    worker.start()
+    worker.join()
+    started = sb._ns
+    time.sleep(0.3)
+    assert started.alive
+    assert py(sb, "print('again')").stdout.strip() == "again"
+    assert sb._ns is started
