@@ -22,6 +22,7 @@ of the per-iteration overhead; the training loop falls back to autograd for anyt
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from typing import Literal
 
 import torch
@@ -66,7 +67,7 @@ def initial_diagonal(dims: Dims, init: str, local_init: float) -> torch.Tensor:
     return diag
 
 
-class Family:
+class Family(ABC):
     """One family: a flat parameter tensor, its layout, and the maps the training loop needs."""
 
     name: str
@@ -91,8 +92,9 @@ class Family:
         return q
 
     # layout ------------------------------------------------------------------------------
+    @abstractmethod
     def layout(self) -> list[tuple[str, tuple[int, ...]]]:
-        raise NotImplementedError
+        ...
 
     def size(self) -> int:
         return sum(math.prod(shape) for _, shape in self.layout())
@@ -116,9 +118,10 @@ class Family:
         return [self.flat]
 
     # diag(C) -------------------------------------------------------------------------------
+    @abstractmethod
     def diagonal_views(self, parts: dict[str, torch.Tensor]) -> list[torch.Tensor]:
         """Views into ``parts`` whose flattened concatenation is diag(C), in variable order."""
-        raise NotImplementedError
+        ...
 
     def diagonal(self) -> torch.Tensor:
         if len(self._diag) == 1:
@@ -137,9 +140,10 @@ class Family:
 
     # maps ----------------------------------------------------------------------------------
 
+    @abstractmethod
     def sample(self, u: torch.Tensor) -> torch.Tensor:
         """m + C·u for a batch u (S, d)."""
-        raise NotImplementedError
+        ...
 
     def log_abs_det(self) -> torch.Tensor:
         """Σ_i log|C_ii| (C is triangular): the entropy up to a constant."""
@@ -148,13 +152,15 @@ class Family:
     def elbo_terms(self, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         return self.sample(u), self.log_abs_det()
 
+    @abstractmethod
     def dense(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(m, C) as a vector and a dense matrix, detached, for the exact KL."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def scale_grad(self, g: torch.Tensor, u: torch.Tensor, out: dict[str, torch.Tensor]) -> None:
         """Write ∂/∂(scale params) of mean_s g_sᵀ C u_s into ``out`` (masked to the family)."""
-        raise NotImplementedError
+        ...
 
     def neg_elbo_grad(self, problem: HierProblem, u: torch.Tensor) -> torch.Tensor:
         """The flat gradient of −ELBO estimated with the samples u (pathwise estimator).
