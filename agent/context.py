@@ -6,7 +6,9 @@ one line for each older step, the latest Research Plan and Status (once, not per
 last ``keep_last`` steps in full. Observations longer than ``summarize_over`` characters are
 summarised by the fast model when they are recorded (see :mod:`agent.research`): the latest
 observation is still shown whole up to ``latest_whole`` characters (the model acts on it now),
-earlier ones as their summaries.
+earlier ones as their summaries. A script's output is shown with its repeated lines folded
+(:func:`agent.digest.fold_repeats`, lossless), and older steps say what their observation
+reported (:func:`agent.digest.gist`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agent import prompts
+from agent import digest, prompts
 from environments.runs import RunMeta
 
 
@@ -29,6 +31,9 @@ class ContextSettings(BaseModel):
     latest_whole: int = Field(5000, ge=0, description="the latest observation is shown whole up to "
                               "this many chars (MLAgentBench's threshold), else as its summary")
     summary_words: int = Field(200, ge=20)
+    fold_repeats: int = Field(5, ge=0, description="a program's output lines that differ only in their "
+                              "numbers, this many or more in a row, are shown as one template and a "
+                              "table of the numbers (nothing is lost); 0 = never")
     older_lines: int = Field(40, ge=0, description="older steps listed, one line each")
     line_chars: int = Field(100, ge=40)
     format_retries: int = Field(3, ge=0, description="re-asks after an unusable response")
@@ -45,39 +50,37 @@ class AgentStep:
     summary: str | None = None
     fields: dict[str, str] = field(default_factory=dict)
 
-    def shown(self, latest: bool, latest_whole: int) -> str:
-        if self.summary is None or (latest and len(self.observation) <= latest_whole):
-            return self.observation
+    def shown(self, latest: bool, s: ContextSettings) -> str:
+        """The observation whole, or its summary: see the module docstring for when."""
+        text = whole(self.action, self.observation, s)
+        if self.summary is None or (latest and len(text) <= s.latest_whole):
+            return text
         return f"(summarised) {self.summary}"
 
 
-def _one_line(text: str, width: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+def whole(action: str, observation: str, s: ContextSettings) -> str:
+    """An observation as the prompt shows it whole: a program's output with its repeated lines
+    folded (:func:`agent.digest.fold_repeats`), anything else as it is."""
+    return digest.fold_repeats(observation, s.fold_repeats) if action in digest.PROGRAM_OUTPUT else observation
+
+
+def needs_summary(observation: str, s: ContextSettings) -> bool:
+    """Whether an observation gets a summary when it is recorded (it is long)."""
+    return bool(s.summarize_over) and len(observation) > s.summarize_over
 
 
 def _args_text(args: dict[str, Any] | str) -> str:
     return args if isinstance(args, str) else json.dumps(args)
 
 
-def _gist(text: str, width: int) -> str:
-    """The text on one line within ``width`` chars; a long multi-line text as its first and last
-    lines, the last first served (a run's final numbers matter more than its opening line)."""
-    lines = [x for x in text.strip().splitlines() if x.strip()]
-    if len(lines) <= 2 or len(text) <= width:
-        return _one_line(text, width)
-    last = _one_line(lines[-1], width * 2 // 3)
-    first = _one_line(lines[0], max(20, width - len(last)))
-    return f"{first}{' ' if first.endswith('…') else ' … '}{last}"
-
-
 def older_line(s: AgentStep, width: int) -> str:
-    """``7. Execute Script(train.py) -> <the observation's gist>`` within about ``width`` chars."""
+    """``7. Execute Script(train.py) -> <what the observation reports>`` within about ``width``
+    chars (:func:`agent.digest.gist`)."""
     values = [str(v) for v in s.args.values()] if isinstance(s.args, dict) else [s.args]
-    args = _one_line(", ".join(values), max(20, width // 3))
+    args = digest.one_line(", ".join(values), max(20, width // 3))
     mark = " [error]" if s.error else ""
-    gist = s.summary if s.summary is not None else s.observation
-    return f"{s.index}. {s.action}({args}){mark} -> {_gist(gist, width)}"
+    fallback = s.summary if s.summary is not None else s.observation
+    return f"{s.index}. {s.action}({args}){mark} -> {digest.gist(s.action, s.observation, fallback, width)}"
 
 
 def budget_line(meta: RunMeta | None, elapsed: float | None = None) -> str:
@@ -115,7 +118,7 @@ def step_message(steps: list[AgentStep], plan: str, budget: str, s: ContextSetti
                if older else "")
     shown = "\n\n".join(prompts.RECENT_STEP.format(
         index=x.index, thought=x.thought or "-", action=x.action, args=_args_text(x.args),
-        observation=x.shown(x is steps[-1], s.latest_whole)) for x in recent)
+        observation=x.shown(x is steps[-1], s)) for x in recent)
     text = prompts.STEP.format(
         budget=budget, history=history, plan=plan.strip() or prompts.NO_PLAN,
         recent=prompts.RECENT.format(steps=shown) if recent else "",

@@ -26,6 +26,7 @@ from environments.observation import Observation
 if TYPE_CHECKING:
     from environments.environment import Environment
 
+NO_CHANGE = "(no change)"  # an edit's diff when the file came back as it was
 FILE = "a valid file name with relative path to current directory if needed"
 
 
@@ -126,7 +127,7 @@ class LLMActions:
         diff = "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
                                             f"a/{a.script_name}", f"b/{a.save_name}"))
         return env.observe(f"The edited file is saved to {a.save_name}. Here is the diff, please check "
-                           f"if the edit is correct and desirable:\n\n{diff or '(no change)'}")
+                           f"if the edit is correct and desirable:\n\n{diff or NO_CHANGE}")
 
     def _read(self, env: Environment, name: str) -> str:
         path = env.guard.resolve(name)

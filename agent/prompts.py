@@ -11,11 +11,12 @@ SYSTEM = """You are a research assistant.
 
 Research Problem: {problem}
 
-Rules: follow your plan as directly as possible; give the supporting results and reasoning before any conclusion; install no packages; submit before the budget shown each step runs out; Final Answer ends the run, so first check that the goal is reached.
+Rules: follow your plan as directly as possible; give the supporting results and reasoning before any conclusion; install no packages; submit before the budget runs out; Final Answer ends the run, so first check that the goal is reached.
 
 {format}"""
 
-ACTIONS_HEAD = "Actions (Action Input: a JSON object with the keys in braces; key=default is optional):"
+ACTIONS_HEAD = ("Actions (Action Input: a JSON object with the keys in braces, key=default optional; "
+                "paths are relative to the workspace):")
 NATIVE_TOOLS = "Your actions are the tools given with this conversation."
 
 FIELD_GUIDE = """Reflection: what the last observation means; for an error, its cause and how to debug it.
@@ -39,7 +40,7 @@ STEP = """Budget left: {budget}
 
 {recent}{ask}"""
 
-ASK_REACT = "Now respond in the format above: one Action and its Action Input."
+ASK_REACT = "Now respond in the format above, with one action."
 ASK_TOOLS = "Now write your Reflection, Research Plan and Status, Fact Check and Thought, then call one tool."
 NO_PLAN = "(none yet: this is the first step; you know nothing about the problem so far)"
 
@@ -137,7 +138,7 @@ Summarise the parts of the log that matter for the current plan: results, files 
 _FILE = "a valid file name with relative path to current directory if needed"
 _SCRIPT = "a valid python script name with relative path to current directory if needed"
 _DETAILED = "a detailed description on "
-_SCRIPT_BRIEF = "a relative path of a python script"
+_SCRIPT_BRIEF = "a python script"
 
 BRIEF = {
     "Use this to navigate the file system.": "list a directory",
@@ -169,12 +170,12 @@ BRIEF = {
         "add a summary of the latest results to the research log",
     # arguments
     'a valid relative path to a directory, such as "." or "folder1/folder2"':
-        'a relative directory path ("." for the top)',
-    _FILE: "a relative file path",
+        'a directory ("." is the top)',
+    _FILE: "",  # the argument's name says it (file_name, source, ...); paths: see ACTIONS_HEAD
     _FILE + "; an empty file is created if it does not exist": _SCRIPT_BRIEF + "; created empty if missing",
     _SCRIPT: _SCRIPT_BRIEF,
-    "the content to be written to the file": "the text to write",
-    "a summary of the latest results to keep in the research log": "the summary",
+    "the content to be written to the file": "",  # the action says what the content is
+    "a summary of the latest results to keep in the research log": "",
     "command-line arguments for the script, as one string": "its command-line arguments, as one string",
     "a valid line number": "a line number (the first is 1)",
     _DETAILED + "the final answer": "the answer, in detail",
@@ -186,7 +187,8 @@ BRIEF = {
 
 
 def brief(text: str) -> str:
-    """labcoat's shorter wording of a built-in description; any other text as it is."""
+    """labcoat's shorter wording of a built-in description ("" where the argument's name and
+    its action say it all); any other text as it is."""
     return BRIEF.get(text, text)
 
 
@@ -239,7 +241,7 @@ def describe_arguments(glossary: dict[str, str]) -> str:
     without a description, whose "description" is its name, needs no entry); "" for none."""
     names: dict[str, list[str]] = {}
     for name, desc in glossary.items():
-        if desc != name:
+        if desc not in (name, ""):
             names.setdefault(desc, []).append(name)
     entries = "; ".join(f"{', '.join(ns)}: {desc}" for desc, ns in names.items())
     return f"Arguments: {entries}" if entries else ""

@@ -20,6 +20,7 @@ from agent.context import (
     budget_line,
     build_messages,
     older_line,
+    needs_summary,
 )
 from agent.llm_actions import LLMActions
 from agent.models import Model, ModelError
@@ -54,8 +55,8 @@ class ResearchAgent:
         for s in history:  # resume: rebuild the context from the trace
             fields = s.meta.get("fields", {})
             self.plan = fields.get("Research Plan and Status", self.plan)
-            limit = self.settings.summarize_over
-            short = cap_text(s.observation, limit)[0] if limit and len(s.observation) > limit else None
+            long = needs_summary(s.observation, self.settings)
+            short = cap_text(s.observation, self.settings.summarize_over)[0] if long else None
             self.steps.append(AgentStep(s.index, s.action, s.args, s.observation, s.error,
                                         fields.get("Thought", ""), short))  # no re-summarising on resume
 
@@ -106,8 +107,7 @@ class ResearchAgent:
         fields = proposal.meta.get("fields", {})
         self.plan = fields.get("Research Plan and Status", self.plan)
         summary = None
-        limit = self.settings.summarize_over
-        if limit and len(obs.full_text or obs.text) > limit:
+        if needs_summary(obs.full_text or obs.text, self.settings):
             action = f"Action: {proposal.action}\nAction Input: {proposal.args}"
             prompt = prompts.SUMMARIZE_OBSERVATION.format(
                 action=action, observation=obs.text, chars=len(obs.full_text or obs.text),

@@ -14,12 +14,16 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from environments.actions import ActionArgs, ActionSpec
-from environments.observation import Observation
+from environments.observation import Observation, settle_carriage_returns
 
 if TYPE_CHECKING:
     from environments.environment import Environment
 
 MAX_INSPECT_LINES = 100
+# Observation wording (MLAgentBench's), named so the agent's history gists can read it back.
+EXECUTED = "The script has been executed."
+OUTPUT_FOLLOWS = " Here is the output:"
+LINES_HEADER = "Here are the lines (the file ends at line {count}):"
 
 
 class ActionFailed(RuntimeError):
@@ -139,7 +143,7 @@ def execute_script(env: Environment, a: ExecuteArgs) -> Observation:
     parts = [result.stdout]
     if result.stderr:
         parts.append(result.stderr)
-    output = "\n".join(p.rstrip("\n") for p in parts if p)
+    output = settle_carriage_returns("\n".join(p.rstrip("\n") for p in parts if p))
     if result.timed_out:
         status = f"The script was killed after its time limit of {env.task.limits.exec_timeout:g} s."
     elif result.oom_killed:
@@ -147,8 +151,8 @@ def execute_script(env: Environment, a: ExecuteArgs) -> Observation:
     elif result.exit_code != 0:
         status = f"The script exited with code {result.exit_code}."
     else:
-        status = "The script has been executed."
-    text = f"{status} Here is the output:\n{output}" if output else f"{status} It printed nothing."
+        status = EXECUTED
+    text = f"{status}{OUTPUT_FOLLOWS}\n{output}" if output else f"{status} It printed nothing."
     return env.observe(text, exit_code=result.exit_code, seconds=result.seconds,
                        error=not result.ok)
 
@@ -163,7 +167,7 @@ def inspect_lines(env: Environment, a: InspectArgs) -> Observation:
         raise ActionFailed(f"the number of lines to display is limited to {MAX_INSPECT_LINES}")
     lines = path.read_text(errors="replace").splitlines()
     shown = lines[a.start_line_number - 1 : a.end_line_number]
-    header = f"Here are the lines (the file ends at line {len(lines)}):\n\n"
+    header = LINES_HEADER.format(count=len(lines)) + "\n\n"
     return env.observe(header + "\n".join(shown))
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 DEFAULT_OBSERVATION_CAP = 10_000
+CUT_MARK = "cut from the middle of this observation"
 
 
 class Observation(BaseModel):
@@ -26,6 +27,14 @@ class Observation(BaseModel):
     data: dict[str, Any] | None = Field(None, description="structured result (a tool's report)")
 
 
+def settle_carriage_returns(text: str) -> str:
+    """Each line as a terminal leaves it: a progress bar redrawn a hundred times with carriage
+    returns (tqdm, pip) becomes its last state, not a hundred copies in the actor's prompt."""
+    if "\r" not in text:
+        return text
+    return "\n".join(next((s for s in reversed(line.split("\r")) if s), "") for line in text.split("\n"))
+
+
 def cap_text(text: str, cap: int) -> tuple[str, bool]:
     """Keep the head and the tail of ``text`` within ``cap`` characters, saying what was cut.
 
@@ -38,7 +47,7 @@ def cap_text(text: str, cap: int) -> tuple[str, bool]:
     tail = cap - head
     cut = len(text) - head - tail
     lines_cut = text[head : len(text) - tail].count("\n")
-    note = f"\n\n[... {cut} characters ({lines_cut} lines) cut from the middle of this observation ...]\n\n"
+    note = f"\n\n[... {cut} characters ({lines_cut} lines) {CUT_MARK} ...]\n\n"
     return text[:head] + note + text[-tail:], True
 
 

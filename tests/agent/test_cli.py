@@ -78,3 +78,21 @@ def test_dotenv_key_is_read(no_keys, tmp_path):
         assert actor.fast.name == "anthropic/claude-haiku-4-5"
     finally:
         os.environ.pop("ANTHROPIC_API_KEY", None)
+
+
+@pytest.mark.parametrize("fold", ["0", "5"])
+def test_context_options_reach_the_agents_prompt(no_keys, tiny_task, tmp_path, fold):
+    script = "for e in range(1, 9):\n    print(f'epoch {e}/8: loss {1 / e:.3f}')\n"
+    model = write_replies(tmp_path / "r.txt", [react("Write File", {"file_name": "log.py", "content": script}),
+                                               react("Execute Script", {"script_name": "log.py"}),
+                                               react("Final Answer", {"final_answer": "cli"})])
+    res = CliRunner().invoke(app, ["run", str(tiny_task), "--model", model, "--sandbox", "local", "--json",
+                                   "--runs-dir", str(tmp_path / "runs"), "--fold-repeats", fold, "--keep-steps", "1"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["settings"]["context"]["fold_repeats"] == int(fold) and out["settings"]["context"]["keep_last"] == 1
+    calls = (Path(out["run_dir"]) / "llm" / "calls.jsonl").read_text().splitlines()
+    last = json.loads(calls[-1])["messages"][-1]["content"]
+    folded = '[8 lines of the form "epoch {1..8}/8: loss {}"' in last
+    assert folded == (fold == "5") and ("epoch 8/8: loss 0.125" in last) == (fold == "0")
+    assert "1. Write File(log.py, " in last  # --keep-steps 1: the first step is an older line

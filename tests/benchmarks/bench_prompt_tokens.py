@@ -3,23 +3,29 @@
 One fixed, seeded 30-step research trace (long training logs, diffs, file reads, a plan that
 grows) is replayed through
 
-* labcoat's builder (``agent.context.build_messages``: compact tool list, the latest Research
-  Plan and Status once, the last 3 steps as thought/action/input/observation, older steps one
-  line each; observations over ``summarize_over`` (1,500) characters appear as their summaries,
-  except the latest, which stays whole up to 5,000 characters), and
+* labcoat's builder (``agent.context.build_messages``, the agent's default settings): compact
+  action list, the latest Research Plan and Status once, the last 3 steps as thought / action /
+  input / observation, older steps one line each (``agent.digest.gist``: what the observation
+  reports, e.g. a run's last output lines or an edit's size); observations over
+  ``summarize_over`` (1,500) characters appear as their summaries, except the latest, which stays
+  whole up to 5,000 characters; a script's output shows runs of lines that differ only in their
+  numbers as a template and a table (``agent.digest.fold_repeats``, lossless), and
 * a reimplementation of MLAgentBench's research-agent rules: the initial prompt (MLAgentBench
   tool usage blocks), then the last 3 steps whole -- each step's full response (Reflection,
   Research Plan and Status, Fact Check, Thought, Action, Action Input) and its observation,
   summarised when over 5,000 characters -- plus the research-log summary of older steps.
 
 Both get the same information sources: the same summaries of long observations (a stand-in for
-the fast model that keeps each observation's head and tail), the same record of older steps (one
-line each, standing in for MLAgentBench's research-log retrieval), the latest plan. The
+the fast model that keeps each observation's head and tail), a record of older steps (one line
+each: labcoat's own lines; for MLAgentBench, ``mlab_log_line``, a stand-in for its research-log
+retrieval that is smaller than the LLM-written log it replaces), the latest plan. The
 difference is what the rules repeat (the plan, reflection and fact check of every kept step;
-verbose tool usage) and the threshold at which earlier observations are replaced by summaries. Tokens are counted with one regex tokenizer (words and punctuation;
-no tokenizer package is needed), identically for both. Goal: total ratio <= 0.5.
+verbose tool usage), the threshold at which earlier observations are replaced by summaries,
+and how compactly labcoat writes the same facts. Tokens are counted with one regex tokenizer
+(words and punctuation; no tokenizer package is needed), identically for both. Goal: total
+ratio <= 0.5.
 
-    python tests/benchmarks/bench_prompt_tokens.py [--summarize-over 3000]
+    python tests/benchmarks/bench_prompt_tokens.py [--summarize-over 3000] [--json]
 """
 
 from __future__ import annotations
@@ -34,7 +40,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from agent import prompts  # noqa: E402,F401
-from agent.context import AgentStep, ContextSettings, build_messages, older_line  # noqa: E402
+from agent import digest  # noqa: E402
+from agent.context import AgentStep, ContextSettings, build_messages, needs_summary  # noqa: E402
 from agent.llm_actions import LLMActions  # noqa: E402
 from environments.low_level import LOW_LEVEL_ACTIONS  # noqa: E402
 
@@ -154,7 +161,7 @@ def mlab_prompt(trace: list[dict], upto: int, problem: str) -> str:
     prompt = MLAB_INITIAL.format(tools_prompt=tools, task_description=problem)
     done = trace[:upto]
     if len(done) > KEEP:
-        log = "\n".join(older_line(_agent_step(s, MLAB_THRESHOLD), 100) for s in done[:-KEEP])
+        log = "\n".join(mlab_log_line(s) for s in done[:-KEEP])
         prompt += f"Here is a summary of relevant actions and observations you have done:\n```\n{log}\n```\n"
         prompt += "Here are the exact several steps you have done most recently (up to 3 steps):\n"
     else:
@@ -165,16 +172,26 @@ def mlab_prompt(trace: list[dict], upto: int, problem: str) -> str:
     return prompt
 
 
-def _agent_step(s: dict, threshold: int) -> AgentStep:
-    """The agent's record of a step: the observation, and its summary when over ``threshold``."""
+def mlab_log_line(s: dict, width: int = 100) -> str:
+    """MLAgentBench's research-log entry for an older step (an LLM's account of its reasoning,
+    action and observation), stood in for by one line: the action, its arguments, and the first
+    and last lines of the observation (of its summary when over MLAgentBench's threshold)."""
     obs = s["observation"]
-    short = summary(obs)[len("(summarised) "):] if threshold and len(obs) > threshold else None
+    shown = summary(obs)[len("(summarised) "):] if len(obs) > MLAB_THRESHOLD else obs
+    args = digest.one_line(", ".join(str(v) for v in s["args"].values()), max(20, width // 3))
+    return f"{s['index']}. {s['action']}({args}) -> {digest.generic_gist(shown, width)}"
+
+
+def _agent_step(s: dict, settings: ContextSettings) -> AgentStep:
+    """The agent's record of a step: the observation, and its summary when the agent makes one."""
+    obs = s["observation"]
+    short = summary(obs)[len("(summarised) "):] if needs_summary(obs, settings) else None
     return AgentStep(s["index"], s["action"], s["args"], obs, False, s["fields"]["Thought"], short)
 
 
 def labcoat_prompt(trace: list[dict], upto: int, problem: str, settings: ContextSettings) -> str:
     done = trace[:upto]
-    steps = [_agent_step(s, settings.summarize_over) for s in done]
+    steps = [_agent_step(s, settings) for s in done]
     plan = done[-1]["fields"]["Research Plan and Status"] if done else ""
     budget = f"{50 - upto} of 50 steps, 200 of 240 min"
     messages = build_messages(problem, prompts.describe_actions(specs()), steps, plan, budget, settings)

@@ -108,6 +108,15 @@ def test_write_execute_inspect_undo_and_final_answer(env):
     assert env.step("List Files", {"dir_path": "."}).error
 
 
+def test_a_progress_bar_redrawn_with_carriage_returns_shows_its_last_state(env):
+    (env.workspace / "bar.py").write_text(
+        "import sys\nfor i in range(101):\n    sys.stderr.write(f'\\r{i:3d}%|' + '#' * (i // 10))\n"
+        "sys.stderr.write('\\n')\nprint('loss 0.25', end='\\r\\n')\nprint('done')\n")
+    obs = env.step("Execute Script", {"script_name": "bar.py"})
+    assert not obs.error and obs.text.count("%|") == 1 and "100%|##########" in obs.text
+    assert "\r" not in obs.text and "loss 0.25\n" in obs.text and "done" in obs.text
+
+
 def test_observations_are_capped_with_a_note_and_kept_whole(env):
     (env.workspace / "loud.py").write_text("print('HEAD'); print('x' * 5000); print('TAIL')")
     obs = env.step("Execute Script", {"script_name": "loud.py"})

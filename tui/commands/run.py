@@ -33,6 +33,10 @@ def run_cmd(
     summarize_over: int = typer.Option(1500, "--summarize-over",
                                        help="observations longer than this (chars) are summarised by the "
                                        "fast model (the latest is still shown whole up to 5000); 0 = never"),
+    fold_repeats: int = typer.Option(5, "--fold-repeats",
+                                     help="a script's output lines that differ only in their numbers, this "
+                                     "many or more in a row, are shown to the agent as a template and a "
+                                     "table (lossless); 0 = never"),
     observation_cap: int = typer.Option(10_000, "--observation-cap",
                                         help="characters of an observation the actor is shown "
                                         "(head and tail kept; the trace keeps it whole)"),
@@ -69,7 +73,7 @@ def run_cmd(
                 run.meta.limits.update(raised)
                 run.save_meta()
         else:
-            context = {"keep_last": keep_steps, "summarize_over": summarize_over}
+            context = {"keep_last": keep_steps, "summarize_over": summarize_over, "fold_repeats": fold_repeats}
         agent, model = resolve_choice(agent, model, actions)
         actor = make_actor(agent, actions=actions, model=model, fast_model=fast_model,
                            edit_model=edit_model, mode=mode, context=context)
