@@ -104,6 +104,22 @@ class Subgradient:
         subgradient_step(self.y, a, x, self.d, self.alpha)
 
 
+def _two_dual_views(state: np.ndarray, n_scalars: int) -> tuple:
+    """``m``, then views of the blocks [y^D, y^L, the learned average, d] (m columns each) and of
+    the scalars of a two-dual policy's state rows (the layout ExploreExploit and Concurrent share)."""
+    m = (state.shape[1] - n_scalars) // 4
+    return m, *(state[:, k * m : (k + 1) * m] for k in range(4)), state[0, 4 * m :]
+
+
+def _two_dual_state(d: np.ndarray, scalars: list[float]) -> np.ndarray:
+    """Fresh state rows: zero duals, each row's d, the policy's scalars."""
+    n, m = d.shape
+    state = np.zeros((n, 4 * m + len(scalars)))
+    state[:, 3 * m : 4 * m] = d
+    state[:, 4 * m :] = scalars
+    return state
+
+
 class ExploreExploit:
     """Explore (two duals) → hand over the learned price → exploit with a restarted step.
 
@@ -121,15 +137,8 @@ class ExploreExploit:
 
     def __init__(self, state: np.ndarray) -> None:
         self.state = state
-        m = (state.shape[1] - self.N_SCALARS) // 4
-        self.m = m
-        self.yd = state[:, :m]
-        self.yl = state[:, m : 2 * m]
-        self.yhat = state[:, 2 * m : 3 * m]
-        self.d = state[:, 3 * m : 4 * m]
-        self.explore_len, self.alpha_e, self.alpha_x, self.c_eta = (
-            float(v) for v in state[0, 4 * m : 4 * m + 4]
-        )
+        self.m, self.yd, self.yl, self.yhat, self.d, scalars = _two_dual_views(state, self.N_SCALARS)
+        self.explore_len, self.alpha_e, self.alpha_x, self.c_eta = (float(v) for v in scalars[:4])
 
     @classmethod
     def create(
@@ -141,20 +150,9 @@ class ExploreExploit:
         exploit_scale: float = 10.0,
         explore_len_scale: float = 1.0,
     ) -> ExploreExploit:
-        d = _rows(d)
-        n, m = d.shape
-        state = np.zeros((n, 4 * m + cls.N_SCALARS))
-        state[:, 3 * m : 4 * m] = d
         t_e = math.ceil(explore_len_scale * T ** (2.0 / 3.0))
-        state[:, 4 * m :] = [
-            t_e,
-            explore_scale / math.sqrt(t_e),
-            exploit_scale * T ** (-2.0 / 3.0),
-            learn_scale,
-            0.0,
-            0.0,
-        ]
-        return cls(state)
+        scalars = [t_e, explore_scale / math.sqrt(t_e), exploit_scale * T ** (-2.0 / 3.0), learn_scale, 0.0, 0.0]
+        return cls(_two_dual_state(_rows(d), scalars))
 
     @property
     def handed_over(self) -> bool:
@@ -199,13 +197,8 @@ class Concurrent:
 
     def __init__(self, state: np.ndarray) -> None:
         self.state = state
-        m = (state.shape[1] - self.N_SCALARS) // 4
-        self.m = m
-        self.yd = state[:, :m]
-        self.yl = state[:, m : 2 * m]
-        self.ybar = state[:, 2 * m : 3 * m]
-        self.d = state[:, 3 * m : 4 * m]
-        self.alpha_d, self.c_eta, self.radius = (float(v) for v in state[0, 4 * m : 4 * m + 3])
+        self.m, self.yd, self.yl, self.ybar, self.d, scalars = _two_dual_views(state, self.N_SCALARS)
+        self.alpha_d, self.c_eta, self.radius = (float(v) for v in scalars[:3])
 
     @classmethod
     def create(
@@ -216,13 +209,9 @@ class Concurrent:
         radius_scale: float | None = 5.0,
         learn_scale: float = 0.5,
     ) -> Concurrent:
-        d = _rows(d)
-        n, m = d.shape
-        state = np.zeros((n, 4 * m + cls.N_SCALARS))
-        state[:, 3 * m : 4 * m] = d
         radius = math.nan if radius_scale is None else radius_scale * T ** (-1.0 / 3.0)
-        state[:, 4 * m :] = [conc_step_scale * T ** (-2.0 / 3.0), learn_scale, radius, 0.0]
-        return cls(state)
+        scalars = [conc_step_scale * T ** (-2.0 / 3.0), learn_scale, radius, 0.0]
+        return cls(_two_dual_state(_rows(d), scalars))
 
     @property
     def price(self) -> np.ndarray:

@@ -17,9 +17,7 @@ margin of check 10 is tightened to 1.0.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -29,11 +27,22 @@ import torch
 from methods.bfn_solver.fd import frechet_distance
 from methods.bfn_solver.gmm import GMMOracle, digits_gmm
 from methods.bfn_solver.mlp import MLPDenoiser, train_eps_net
-from methods.bfn_solver.samplers import CountingDenoiser, bfn_sample, sample, solver_sample
-from methods.bfn_solver.schedule import SIGMA1_SQ, alpha_sigma, gamma, half_log_snr, time_grid
+from methods.bfn_solver.samplers import (
+    CountingDenoiser,
+    bfn_sample,
+    sample,
+    solver_sample,
+)
+from methods.bfn_solver.schedule import (
+    SIGMA1_SQ,
+    alpha_sigma,
+    gamma,
+    half_log_snr,
+    time_grid,
+)
 from tests import task_checks as th
+from tests.methods.tool_run import tool_process
 
-ROOT = Path(__file__).resolve().parents[2]
 N = 2000
 SAMPLERS = ("bfn", "ode1", "ode2m", "sde2m")
 
@@ -183,9 +192,7 @@ def test_with_a_trained_network_the_solver_still_wins(gmm, reference):
 # --- the tool --------------------------------------------------------------------------------
 
 def _tool(args: dict, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "methods.bfn_solver", "--args", json.dumps(args)],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return tool_process("methods.bfn_solver", args=args, cwd=cwd)
 
 
 def test_tool_end_to_end(tmp_path):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +26,7 @@ from methods.d3s import (
 )
 from methods.d3s.tools import DistillArgs
 from tests import task_checks as th
+from tests.methods.tool_run import tool_process
 
 ROOT = Path(__file__).resolve().parents[2]
 STUDENTS = [1, 2, 3]
@@ -142,11 +142,7 @@ def test_d3s_soft_beats_random_real_at_ipc5(split, ipc5):
 
 
 def _tool(entry: str, args: dict, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "methods.d3s", entry, "--args", json.dumps(args)],
-        capture_output=True, text=True, cwd=cwd, timeout=300, check=False,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-    )
+    return tool_process("methods.d3s", entry, args=args, cwd=cwd, bare=True)
 
 
 def test_tools_run_end_to_end(tmp_path, cache_dir, teachers):

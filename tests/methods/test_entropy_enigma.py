@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +29,7 @@ from methods.entropy_enigma import (
 from methods.entropy_enigma.flips import AUTHORS_U_LIN, AUTHORS_U_QUAD, AUTHORS_W_QUAD
 from methods.entropy_enigma.suite import builtin_shift_sets, flip_table, loco_summary
 from tests import task_checks as th
+from tests.methods.tool_run import tool_process
 
 ROOT = Path(__file__).resolve().parents[2]
 torch.set_num_threads(1)
@@ -163,9 +163,7 @@ def test_shifts_are_deterministic_and_valid():
 
 
 def _tool(args: dict, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "methods.entropy_enigma", "--args", json.dumps(args)],
-                          cwd=cwd, capture_output=True, text=True, timeout=300,
-                          env={"PYTHONPATH": str(ROOT), "PATH": ""})
+    return tool_process("methods.entropy_enigma", args=args, cwd=cwd, bare=True)
 
 
 def test_tool_end_to_end(tmp_path, source):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import itertools
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -30,8 +29,7 @@ from methods.fed_mdm import (
     synthetic_split,
 )
 from tests import task_checks as th
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.methods.tool_run import tool_process
 
 
 @pytest.fixture(scope="session")
@@ -198,9 +196,7 @@ def test_sample_clients_links_size_to_component():
 
 
 def _tool(entry: str, args: dict, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "methods.fed_mdm", entry, "--args", json.dumps(args)],
-                          cwd=cwd, capture_output=True, text=True, timeout=120,
-                          env={"PYTHONPATH": str(ROOT), "PATH": ""})
+    return tool_process("methods.fed_mdm", entry, args=args, cwd=cwd, timeout=120, bare=True)
 
 
 def test_tools_end_to_end(tmp_path, split):

@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from methods.ln_net import construct, forward_construction, group_layer_norm, layer_norm, lssr
+from methods.ln_net import (
+    construct,
+    forward_construction,
+    group_layer_norm,
+    layer_norm,
+    lssr,
+)
 from methods.ln_net.construction import E, ln_exact
 from methods.ln_net.run import ln_capacity, ln_construct
 from methods.ln_net.tools import LNCapacityArgs, LNConstructArgs
 from tests import task_checks as th
+from tests.methods.tool_run import tool_process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -165,10 +170,7 @@ def test_same_arguments_same_report(tmp_path):
 
 
 def _tool(argv: list[str], args: dict, cwd: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "methods.ln_net", *argv, "--args",
-                           json.dumps(args)], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=300)
+    return tool_process("methods.ln_net", *argv, args=args, cwd=cwd)
 
 
 def test_tools_end_to_end(tmp_path):

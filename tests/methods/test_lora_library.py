@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +21,7 @@ from methods.lora_library import (
     mbc_cluster,
     routed_forward,
 )
+from tests.methods.tool_run import tool_process
 
 ROOT = Path(__file__).resolve().parents[2]
 torch.set_num_threads(1)
@@ -116,9 +116,7 @@ def test_routing_accuracy_is_reported_per_layer(results):
 
 
 def _tool(entry: str, args: dict, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "methods.lora_library", entry, "--args", json.dumps(args)],
-                          cwd=cwd, capture_output=True, text=True, timeout=300,
-                          env={"PYTHONPATH": str(ROOT), "PATH": ""})
+    return tool_process("methods.lora_library", entry, args=args, cwd=cwd, bare=True)
 
 
 def test_tools_end_to_end(tmp_path, library):

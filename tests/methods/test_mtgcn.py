@@ -16,9 +16,7 @@ headroom the spec asks for, so that bound is loosened to 84% here (as the spec a
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -29,8 +27,8 @@ from methods.mtgcn.fit import FitConfig, fit
 from methods.mtgcn.graph import csbm, edge_homophily, normalized_adjacency
 from methods.mtgcn.models import MTGCN, TrackBuilder, propagate_tracks, sharpness
 from tests import task_checks as th
+from tests.methods.tool_run import tool_process
 
-ROOT = Path(__file__).resolve().parents[2]
 N, EPOCHS = 600, 100
 
 
@@ -142,11 +140,7 @@ def test_csbm_hits_its_homophily_and_degree(graphs, h):
 
 
 def _tool(args: dict, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "methods.mtgcn", "--args", json.dumps(args)],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=300,
-    )
+    return tool_process("methods.mtgcn", args=args, cwd=cwd)
 
 
 def test_tool_end_to_end_on_a_graph_file_without_test_labels(tmp_path):

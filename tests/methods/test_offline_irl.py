@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import subprocess
-import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -25,8 +23,8 @@ from methods.offline_irl import (
 )
 from methods.offline_irl.scoring import compare_to_truth, missed_expert_states
 from tests import task_checks as th
+from tests.methods.tool_run import tool_process
 
-ROOT = Path(__file__).resolve().parents[2]
 ALGORITHMS = {
     "irlo": dict(algorithm="irlo"),
     "pirlo_cross": dict(algorithm="pirlo", bonus="hoeffding", test="cross"),
@@ -195,9 +193,7 @@ def test_generator_coverage_and_d_min():
 
 
 def _tool(args: dict, cwd: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "methods.offline_irl", "--args", json.dumps(args)],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return tool_process("methods.offline_irl", args=args, cwd=cwd, timeout=120)
 
 
 def test_tool_end_to_end_and_determinism(tmp_path):

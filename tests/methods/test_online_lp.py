@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +24,7 @@ from methods.online_lp import (
 from methods.online_lp.experiment import run_tool
 from methods.online_lp.tools import OnlineLpArgs
 from tests import task_checks as th
+from tests.methods.tool_run import tool_process
 
 ROOT = Path(__file__).resolve().parents[2]
 METHODS = ["subgradient", "explore_exploit", "concurrent"]
@@ -169,14 +169,7 @@ def test_gain_grows_with_T(report_32k):
 
 
 def _tool(args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "methods.online_lp", "online_lp_regret", "--args", args],
-        capture_output=True,
-        check=False,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-    )
+    return tool_process("methods.online_lp", "online_lp_regret", args=args, timeout=120)
 
 
 def test_tool_runs_end_to_end():

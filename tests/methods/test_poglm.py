@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +25,7 @@ from methods.poglm.inference import evaluate, fit, grad_relative_variance, weigh
 from methods.poglm.posterior import Posterior
 from methods.poglm.relax import concrete_log_density, log_pi, sample_log_y, soft_count
 from tests import task_checks as th
+from tests.methods.tool_run import tool_process
 
 ROOT = Path(__file__).resolve().parents[2]
 V, H = 3, 2
@@ -143,9 +142,7 @@ def test_fs_posterior_rates_are_causal_in_the_hidden_history():
 
 
 def _tool(args: dict, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "methods.poglm", "--args", json.dumps(args)],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return tool_process("methods.poglm", args=args, cwd=cwd)
 
 
 def test_tool_end_to_end_on_a_spikes_file(tmp_path):

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,6 +23,7 @@ from methods.sgr_local.run import local_learning_train
 from methods.sgr_local.tools import LocalLearningTrainArgs
 from methods.sgr_local.training import local_step
 from tests import task_checks as th
+from tests.methods.tool_run import tool_process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -160,9 +159,7 @@ def test_reconciliation_at_depth_16():
 
 
 def _tool(args: dict, cwd: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "methods.sgr_local", "--args", json.dumps(args)],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return tool_process("methods.sgr_local", args=args, cwd=cwd)
 
 
 def test_tool_end_to_end(tmp_path):

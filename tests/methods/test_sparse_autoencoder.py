@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,8 +24,8 @@ from methods.sparse_autoencoder.data import generator
 from methods.sparse_autoencoder.run import sparse_ae_compress
 from methods.sparse_autoencoder.tools import SparseAECompressArgs
 from tests import task_checks as th
+from tests.methods.tool_run import tool_process
 
-ROOT = Path(__file__).resolve().parents[2]
 GAUSS = 1.0 - 2.0 / math.pi
 
 
@@ -171,10 +169,7 @@ def test_bits_and_determinism(tmp_path):
 
 
 def _tool(args: dict, cwd: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run(
-        [sys.executable, "-m", "methods.sparse_autoencoder", "--args", json.dumps(args)],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return tool_process("methods.sparse_autoencoder", args=args, cwd=cwd)
 
 
 def test_tool_end_to_end(tmp_path):

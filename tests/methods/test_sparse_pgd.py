@@ -15,9 +15,7 @@ Measured here (robust accuracy %, 540 test images; clean 97.8 standard, 96.3 sAT
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -25,14 +23,26 @@ import pytest
 import torch
 
 from methods.sparse_pgd.data import digits_split
-from methods.sparse_pgd.evaluate import AttackConfig, AttackResult, l0_pixels, predict, run_attack
+from methods.sparse_pgd.evaluate import (
+    AttackConfig,
+    AttackResult,
+    l0_pixels,
+    predict,
+    run_attack,
+)
 from methods.sparse_pgd.models import DigitsMLP, SmallCNN, train_standard
 from methods.sparse_pgd.run import attack_tool
-from methods.sparse_pgd.spgd import SparsePerturbation, per_sample_loss, spgd_batch, topk_mask
+from methods.sparse_pgd.spgd import (
+    SparsePerturbation,
+    per_sample_loss,
+    spgd_batch,
+    topk_mask,
+)
 from methods.sparse_pgd.streams import SampleStreams
 from methods.sparse_pgd.tools import AttackArgs
 from methods.sparse_pgd.training import adversarial_train
 from tests import task_checks as th
+from tests.methods.tool_run import tool_process
 
 ROOT = Path(__file__).resolve().parents[2]
 RS_QUERIES = 300  # the spec's table uses 300 queries for stand-alone Sparse-RS
@@ -186,11 +196,7 @@ def test_any_classifier_path_with_a_small_cnn(cnn_checkpoint, digits, tmp_path, 
 
 
 def _tool(args: dict, cwd: Path, entry: str = "attack") -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run(
-        [sys.executable, "-m", "methods.sparse_pgd", entry, "--args", json.dumps(args)],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=300,
-    )
+    return tool_process("methods.sparse_pgd", entry, args=args, cwd=cwd)
 
 
 def test_tool_end_to_end_on_a_workspace_model(std_model, tmp_path):

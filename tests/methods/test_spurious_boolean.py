@@ -25,6 +25,7 @@ from methods.spurious_boolean.experiment import run_tool
 from methods.spurious_boolean.tools import SpuriousArgs
 from methods.spurious_boolean.train import RunConfig
 from tests import task_checks as th
+from tests.methods.tool_run import tool_process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -140,14 +141,7 @@ def test_identical_seeds_give_identical_reports():
 
 
 def _tool(args: dict) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "methods.spurious_boolean", "boolean_spurious_run", "--args", json.dumps(args)],
-        capture_output=True,
-        check=False,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-    )
+    return tool_process("methods.spurious_boolean", "boolean_spurious_run", args=args)
 
 
 def test_tool_runs_end_to_end():

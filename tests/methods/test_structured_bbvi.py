@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,6 +23,7 @@ from methods.structured_bbvi import (
 from methods.structured_bbvi.experiment import StepSize, run_one, run_tool
 from methods.structured_bbvi.tools import BbviArgs
 from tests import task_checks as th
+from tests.methods.tool_run import tool_process
 
 ROOT = Path(__file__).resolve().parents[2]
 F64 = torch.float64
@@ -177,14 +177,7 @@ def test_gap_grows_with_n():
 
 
 def _tool(args: dict) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "methods.structured_bbvi", "bbvi_hierarchical", "--args", json.dumps(args)],
-        capture_output=True,
-        check=False,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-    )
+    return tool_process("methods.structured_bbvi", "bbvi_hierarchical", args=args)
 
 
 def test_tool_runs_end_to_end():

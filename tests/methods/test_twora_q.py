@@ -22,6 +22,7 @@ from methods.twora_q import (
 )
 from methods.twora_q.experiment import streams
 from tests import task_checks as th
+from tests.methods.tool_run import tool_process
 
 ROOT = Path(__file__).resolve().parents[2]
 STEPS, RUNS = 100_000, 20
@@ -126,10 +127,7 @@ def test_2ra_target_is_mean_minus_sqrt_rho():
 
 
 def _tool(args: dict) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "methods.twora_q", "--args", json.dumps(args)],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
-    )
+    return tool_process("methods.twora_q", args=args, timeout=120)
 
 
 def test_tool_end_to_end():

@@ -10,12 +10,13 @@ while a sampler that ignores the denoiser (say, sampling the dev GMM) scores bad
 
 from __future__ import annotations
 
-import importlib.util
 import multiprocessing as mp
 import sys
 from pathlib import Path
 
 import numpy as np
+
+from methods._submission import load_submission
 
 N, NFE_CAP, D = 2000, 10, 64
 _SECRET_SEED = 4_518_803
@@ -73,24 +74,13 @@ class Denoiser:
         return self._conn.recv()
 
 
-def _load_sampler(folder: Path):
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
-    spec = importlib.util.spec_from_file_location("submission_sampler", folder / "sampler.py")
-    if spec is None or spec.loader is None or not (folder / "sampler.py").exists():
-        raise FileNotFoundError("sampler.py is missing")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.sample
-
-
 def get_score(submission_folder: str) -> float:
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe()
     proc = ctx.Process(target=_serve, args=(child,), daemon=True)
     proc.start()
     try:
-        sample = _load_sampler(Path(submission_folder).resolve())
+        sample = load_submission(submission_folder, "sampler.py").sample
         denoise = Denoiser(parent)
         x = np.asarray(sample(denoise, N, NFE_CAP, np.random.default_rng(0)), dtype=np.float64)
         if x.shape != (N, D) or not np.isfinite(x).all():

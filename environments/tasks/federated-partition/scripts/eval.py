@@ -3,13 +3,13 @@ clients it simulates for seeds 0..9 (pooled) and those of 2000 private held-out 
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from methods._submission import load_submission
 from methods.fed_mdm.partition import counts_to_proportions, energy_distance, label_proportions
 
 HERE = Path(__file__).resolve().parent
@@ -50,11 +50,8 @@ def get_score(submission_folder: str) -> float:
     folder = Path(submission_folder).resolve()
     heldout = _heldout()
     labels = np.load(folder / "data" / "central_labels.npy")  # read-only: laid over by the scorer
-    sys.path.insert(0, str(folder))
-    spec = importlib.util.spec_from_file_location("partition", folder / "partition.py")
-    module = importlib.util.module_from_spec(spec)
     start = time.perf_counter()
-    spec.loader.exec_module(module)
+    module = load_submission(folder, "partition.py", name="partition")
     props = []
     for seed in SEEDS:
         clients = module.partition(labels.copy(), seed)

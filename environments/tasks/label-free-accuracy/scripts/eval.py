@@ -4,7 +4,6 @@ on the 30 shifted sets, predicted from the workspace's label-free features. Lowe
 from __future__ import annotations
 
 import copy
-import importlib.util
 import re
 import sys
 import time
@@ -12,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
+
+from methods._submission import load_submission
 
 HERE = Path(__file__).resolve().parent
 WORST = 100.0  # accuracy points: no prediction can be worse than this on average
@@ -57,15 +58,12 @@ def get_score(submission_folder: str) -> float:
         print(f"gate: {bad} refers to sklearn's bundled digits")
         return WORST
     private = _private()
-    sys.path.insert(0, str(folder))
     from methods.entropy_enigma.model import DigitsBNMLP
 
     source = DigitsBNMLP()
     source.load_state_dict(torch.load(folder / "source_model.pt", weights_only=True))
     source.eval()
-    spec = importlib.util.spec_from_file_location("features", folder / "features.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_submission(folder, "features.py", name="features")
     rows = []
     for name in private["names"]:
         x = np.load(folder / "data" / "shifted" / f"{name}.npz")["X"]

@@ -12,11 +12,12 @@ import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import importlib.util  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
+
+from methods._submission import load_submission  # noqa: E402
 
 PRIVATE_SEEDS = (52_331, 52_337, 52_361, 52_363, 52_369)
 M, D = 256, 8
@@ -26,10 +27,7 @@ WORST = 0.0
 
 def get_score(submission_folder: str) -> float:
     folder = Path(submission_folder).resolve()
-    sys.path.insert(0, str(folder))
-    spec_ = importlib.util.spec_from_file_location("lnlib_submission", folder / "lnlib.py")
-    lnlib = importlib.util.module_from_spec(spec_)
-    spec_.loader.exec_module(lnlib)
+    lnlib = load_submission(folder, "lnlib.py")
     try:
         spec = lnlib.load_spec(folder / "net.json")
         lnlib.build(spec)

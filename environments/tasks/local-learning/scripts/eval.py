@@ -12,12 +12,13 @@ import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import importlib.util  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+
+from methods._submission import load_submission  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from digits_transform import transformed_split  # noqa: E402
@@ -27,17 +28,10 @@ CPU_LIMIT_S = 120.0
 WORST = 100.0
 
 
-def _import(folder: Path, name: str):
-    spec = importlib.util.spec_from_file_location(f"{name}_submission", folder / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def get_score(submission_folder: str) -> float:
     folder = Path(submission_folder).resolve()
     sys.path.insert(0, str(folder))
-    harness, rule = _import(folder, "harness"), _import(folder, "rule")
+    harness, rule = load_submission(folder, "harness.py"), load_submission(folder, "rule.py")
     torch.set_num_threads(1)
     X_tr, y_tr, X_te, y_te = (torch.as_tensor(a) for a in transformed_split())
     X_tr, X_te = X_tr.float(), X_te.float()

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
 import torch
 from torch import nn
+
+from methods._submission import load_submission
 
 HERE = Path(__file__).resolve().parent
 WORST = float("inf")
@@ -40,10 +41,7 @@ def get_score(submission_folder: str) -> float:
     base.requires_grad_(False)
     experts = torch.load(folder / "experts.pt", weights_only=True)
     A, B = experts["A"], experts["B"]
-    sys.path.insert(0, str(folder))
-    spec = importlib.util.spec_from_file_location("route", folder / "route.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_submission(folder, "route.py", name="route")
     mses = []
     for task in heldout:
         x, y = task["x"], task["y"]

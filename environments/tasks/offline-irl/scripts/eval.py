@@ -12,13 +12,12 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import importlib.util  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from methods._submission import load_submission  # noqa: E402
 from methods.offline_irl.instances import SOLVER_KEYS, build_instance  # noqa: E402
 
 PRIVATE_SEEDS = [7_340_011 + 97 * i for i in range(30)]
@@ -26,19 +25,8 @@ TIME_LIMIT_S = 60.0
 WORST = 0.0
 
 
-def _load_classify(folder: Path):
-    path = folder / "feasible.py"
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: the workspace has no feasible.py")
-    sys.path.insert(0, str(folder))
-    spec = importlib.util.spec_from_file_location("feasible_submission", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.classify
-
-
 def get_score(submission_folder: str) -> float:
-    classify = _load_classify(Path(submission_folder).resolve())
+    classify = load_submission(submission_folder, "feasible.py").classify
     recalls, spent = [], 0.0
     for i, seed in enumerate(PRIVATE_SEEDS):
         inst = build_instance(seed)

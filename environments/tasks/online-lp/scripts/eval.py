@@ -13,29 +13,18 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import importlib.util  # noqa: E402
 import json  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from methods._submission import load_submission  # noqa: E402
 from methods.online_lp.instances import make_instance  # noqa: E402
 from methods.online_lp.interface import run_policy  # noqa: E402
 from methods.online_lp.simulate import Batch  # noqa: E402
 
 TIME_LIMIT_S = 120.0
-
-
-def _load_policy(folder: Path):
-    path = folder / "policy.py"
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: the workspace has no policy.py")
-    sys.path.insert(0, str(folder))
-    spec = importlib.util.spec_from_file_location("policy_submission", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def get_score(submission_folder: str) -> float:
@@ -46,10 +35,10 @@ def get_score(submission_folder: str) -> float:
     opt = np.array([r["offline_opt"] for r in rows])
     scales = np.array([inst.scale_s for inst in instances])
 
-    module = _load_policy(Path(submission_folder).resolve())
+    module = load_submission(submission_folder, "policy.py")
     result = run_policy(module.init, module.decide, Batch.stack(instances), TIME_LIMIT_S)
     probe = private["probe_row"]
-    module = _load_policy(Path(submission_folder).resolve())  # fresh module state for the probe
+    module = load_submission(submission_folder, "policy.py")  # fresh module state for the probe
     alone = run_policy(module.init, module.decide, Batch.stack([instances[probe]]), TIME_LIMIT_S)
     if not np.array_equal(alone.decisions[:, 0], result.decisions[:, probe]):
         raise RuntimeError("rows are not independent: an instance run alone decided differently")

@@ -10,13 +10,13 @@ and the test spikes live only in scripts/.
 
 from __future__ import annotations
 
-import importlib.util
-import math
 import sys
 from pathlib import Path
 
 import numpy as np
 import torch
+
+from methods._submission import load_submission
 
 _SECRET_SEED = 60217
 N_TRAIN, N_TEST, T, N_VIS, N_HID = 60, 20, 100, 3, 2
@@ -43,14 +43,7 @@ def reference_ll(ds) -> np.ndarray:
 
 
 def _load_q(folder: Path):
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
-    spec = importlib.util.spec_from_file_location("submission_q", folder / "q.py")
-    if spec is None or spec.loader is None or not (folder / "q.py").exists():
-        raise FileNotFoundError("q.py is missing")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    q = module.Q()
+    q = load_submission(folder, "q.py").Q()
     if not (folder / "q.pt").exists():
         raise FileNotFoundError("q.pt is missing (run train.py)")
     q.load_state_dict(torch.load(folder / "q.pt", map_location="cpu", weights_only=True))

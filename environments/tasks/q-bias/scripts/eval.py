@@ -7,7 +7,6 @@ and behave, and module-level data must not change while it runs (state only thro
 
 from __future__ import annotations
 
-import importlib.util
 import pickle
 import sys
 import types
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from methods._submission import load_submission
 from methods.twora_q.mdp import make_random_mdp
 from methods.twora_q.plugin import run_estimator
 
@@ -32,15 +32,6 @@ def _heldout() -> tuple[np.ndarray, np.ndarray]:
         prepare.main()
     data = np.load(path)
     return data["env_seeds"], data["qstars"]
-
-
-def _load(folder: Path) -> types.ModuleType:
-    sys.path.insert(0, str(folder))
-    spec = importlib.util.spec_from_file_location("estimator", folder / "estimator.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["estimator"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _module_data(module: types.ModuleType) -> dict[str, bytes]:
@@ -61,7 +52,7 @@ def get_score(submission_folder: str) -> float:
     if not (folder / "estimator.py").exists():
         print("gate: estimator.py is missing")
         return WORST
-    est = _load(folder)
+    est = load_submission(folder, "estimator.py", name="estimator")
     before = _module_data(est)
     seeds, qstars = _heldout()
     mdps = [make_random_mdp(int(s), 0.9) for s in seeds]

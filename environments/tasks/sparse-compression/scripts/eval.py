@@ -11,7 +11,6 @@ import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import importlib.util  # noqa: E402
 import math  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -19,6 +18,7 @@ from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
 
+from methods._submission import load_submission  # noqa: E402
 from methods.sparse_autoencoder.codec import encode  # noqa: E402
 from methods.sparse_autoencoder.data import sample  # noqa: E402
 
@@ -39,10 +39,7 @@ def get_score(submission_folder: str) -> float:
     start = time.perf_counter()
     folder = Path(submission_folder).resolve()
     torch.set_num_threads(1)
-    sys.path.insert(0, str(folder))
-    spec = importlib.util.spec_from_file_location("model_submission", folder / "model.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_submission(folder, "model.py")
     ckpt = torch.load(folder / "model.pt", map_location="cpu", weights_only=True)
     B = ckpt.get("B")
     if not isinstance(B, torch.Tensor) or B.shape != (D, D):

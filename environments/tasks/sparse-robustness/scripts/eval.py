@@ -8,13 +8,14 @@ model is loaded and attacked here; nothing the workspace prints or writes is tru
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
+
+from methods._submission import load_submission
 
 K = 3
 SAA_ITERS = 100
@@ -44,14 +45,7 @@ def split(which: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _load_submission(folder: Path) -> torch.nn.Module:
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
-    spec = importlib.util.spec_from_file_location("submission_model", folder / "model.py")
-    if spec is None or spec.loader is None:
-        raise FileNotFoundError(f"{folder / 'model.py'} is missing")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    model = module.Net()
+    model = load_submission(folder, "model.py").Net()
     state = torch.load(folder / "model.pt", map_location="cpu", weights_only=True)
     model.load_state_dict(state)
     return model.eval()

@@ -19,13 +19,12 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import importlib.util  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
 
+from methods._submission import load_submission  # noqa: E402
 from methods.spurious_boolean.metrics import evaluate  # noqa: E402
 from methods.spurious_boolean.model import Net  # noqa: E402
 from methods.spurious_boolean.stream import (  # noqa: E402
@@ -39,17 +38,6 @@ from methods.spurious_boolean.stream import (  # noqa: E402
 PRIVATE = [(31 + i, 7_001 + 17 * i, 8_003 + 19 * i, 9_011 + 23 * i, 6_007 + 29 * i) for i in range(5)]
 N_BALANCED, N_TEST = 500, 4000
 TIME_LIMIT_S = 60.0
-
-
-def _load_train(folder: Path):
-    path = folder / "train.py"
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: the workspace has no train.py")
-    sys.path.insert(0, str(folder))
-    spec = importlib.util.spec_from_file_location("train_submission", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.train
 
 
 def worst_group_acc(train, seed: int, stream_seed: int, bal_seed: int, test_seed: int,
@@ -78,7 +66,7 @@ def worst_group_acc(train, seed: int, stream_seed: int, bal_seed: int, test_seed
 
 def get_score(submission_folder: str) -> float:
     torch.set_num_threads(1)
-    train = _load_train(Path(submission_folder).resolve())
+    train = load_submission(submission_folder, "train.py").train
     wgas = [worst_group_acc(train, *run) for run in PRIVATE]
     mean = sum(wgas) / len(wgas)
     print(f"mean worst-group accuracy {mean:.4f}")

@@ -12,12 +12,11 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import importlib.util  # noqa: E402
 import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
 
+from methods._submission import load_submission  # noqa: E402
 from methods.structured_bbvi.interface import run_family_module  # noqa: E402
 from methods.structured_bbvi.problem import make_problem  # noqa: E402
 
@@ -26,20 +25,9 @@ N, D_GLOBAL, D_LOCAL, OBS_PER_GROUP = 32, 2, 2, 5
 TIME_LIMIT_S = 60.0
 
 
-def _load_family(folder: Path):
-    path = folder / "family.py"
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: the workspace has no family.py")
-    sys.path.insert(0, str(folder))
-    spec = importlib.util.spec_from_file_location("family_submission", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def get_score(submission_folder: str) -> float:
     torch.set_num_threads(1)
-    module = _load_family(Path(submission_folder).resolve())
+    module = load_submission(submission_folder, "family.py")
     scores = []
     for problem_seed, mc_seed in PRIVATE:
         problem = make_problem(N, D_GLOBAL, D_LOCAL, OBS_PER_GROUP, problem_seed=problem_seed)
