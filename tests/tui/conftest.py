@@ -41,9 +41,13 @@ async def click(pilot, selector: str, timeout: float = 60.0) -> None:
     ``pilot.click`` aims at the widget's current region; a widget just un-hidden by a message
     from a worker thread may not be laid out yet, and the click then silently hits whatever
     is under (0, 0). Waiting for a real region makes the tests independent of machine load.
+
+    A Button also ignores clicks while it shows its pressed effect (``-active``, 0.2 s), so
+    that a double click cannot answer two proposals. A test that answers the next proposal
+    sooner than a person could must wait that effect out, or its click is silently dropped.
     """
     widget = pilot.app.screen.query_one(selector)
-    await wait_for(pilot, lambda: _laid_out(widget), timeout)
+    await wait_for(pilot, lambda: _laid_out(widget) and not widget.has_class("-active"), timeout)
     await pilot.pause()
     assert await pilot.click(widget), f"the click meant for {selector} landed elsewhere"
 
