@@ -1,7 +1,8 @@
-"""Choosing a backend by name: ``local``, ``docker`` or ``auto``.
+"""Choosing a backend by name: ``local``, ``docker``, ``auto`` or ``none``.
 
 Backends register here by name so a new one (the Docker backend) slots in without any caller
-changing: callers ask for a kind and get a :class:`~sandbox.base.Sandbox`.
+changing: callers ask for a kind and get a :class:`~sandbox.base.Sandbox`. ``none`` (no
+isolation at all) is never chosen for anyone: ``auto`` fails with what to do instead.
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from sandbox.base import Isolation, Mount, Sandbox, SandboxLimits
+from sandbox.base import Isolation, Mount, Sandbox, SandboxError, SandboxLimits
 
-SandboxKind = Literal["auto", "local", "docker"]
+SandboxKind = Literal["auto", "local", "docker", "none"]
 BACKENDS: dict[str, str] = {
     "local": "sandbox.local:LocalSandbox",
     "docker": "sandbox.docker:DockerSandbox",
+    "none": "sandbox.local:UnisolatedSandbox",
 }
 
 
@@ -31,7 +33,8 @@ def backend_class(name: str) -> type[Sandbox]:
 
 
 def resolve_kind(kind: str) -> str:
-    """``auto`` means docker when an engine answers (and its image is ready), else local."""
+    """``auto`` means docker when an engine answers (and its image is ready), else local when
+    bubblewrap works; with neither, a :class:`SandboxError` that says what to do."""
     if kind != "auto":
         backend_class(kind)
         return kind
@@ -40,6 +43,10 @@ def resolve_kind(kind: str) -> str:
             return "docker"
     except ValueError:
         pass
+    from sandbox.local import NO_ISOLATION, bwrap_path
+
+    if bwrap_path() is None:
+        raise SandboxError(NO_ISOLATION)
     return "local"
 
 

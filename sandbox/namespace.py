@@ -39,11 +39,13 @@ class Namespace:
     """bubblewrap + supervisor, alive until :meth:`close` (or until this object is collected)."""
 
     def __init__(self, launch: Sequence[str], python: str, *, env: Mapping[str, str],
-                 cwd: Path, cgroup: Cgroup | None) -> None:
+                 cwd: Path, cgroup: Cgroup | None,
+                 drop_to: tuple[int, int] | None = None) -> None:
         host, inner = socket.socketpair()
+        ids = [str(i) for i in drop_to] if drop_to else []
         try:
             self.proc, self._keeper = _spawn_kept(
-                [*launch, python, "-I", "-S", "-c", _SOURCE, str(inner.fileno())],
+                [*launch, python, "-I", "-S", "-c", _SOURCE, str(inner.fileno()), *ids],
                 pass_fds=(inner.fileno(),), stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(env), cwd=cwd,
                 start_new_session=True)
@@ -152,7 +154,7 @@ def _destroy(sock: socket.socket, proc: subprocess.Popen, cgroup: Cgroup | None,
     """Kill the namespace outright: its init's death takes every process in it along."""
     try:
         sock.close()  # a supervisor that outlives the kill below still sees EOF and exits
-        for pid in _children(proc.pid):  # bubblewrap's init, pid 1 inside
+        for pid in _children(proc.pid):  # the supervisor, pid 1 inside
             try:
                 os.kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):

@@ -16,12 +16,25 @@ definition of the protocol:
 * here -> host: ``{"status": <wait status>}`` once the command has exited and every other
   process it left in the namespace has been killed.
 
+It runs as PID 1 of the sandbox's pid namespace (bubblewrap's ``--as-pid-1``; the container's
+init under Docker), so nothing of labcoat's but itself is visible to a command, and it is out
+of a command's reach: it is not dumpable (no ptrace, no ``/proc/1/mem``, no ``/proc/1/fd``, no
+``pidfd_getfd``), the kernel drops every signal a command sends it that it has no handler
+for (SIGKILL and SIGSTOP included), and it holds no capability while it serves. Started as
+root (a host run as root, where no user namespace may map the sandbox onto root), it drops
+its bounding set and becomes the sandbox uid before reading the first request. As PID 1 it
+also reaps every orphan. A seccomp filter, inherited by every command, refuses new user
+namespaces (every capability over fresh mount and network namespaces: kernel surface an ML
+script never needs) and the kernel keyring, BPF and perf interfaces, which no namespace
+isolates.
+
 When the host goes away (the socket reaches EOF) the command and everything else in the
-namespace are killed and this process exits; bubblewrap's init then ends the pid namespace.
+namespace are killed and this process exits, which ends the pid namespace.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import select
@@ -68,7 +81,7 @@ def recv_msg(sock: socket.socket) -> tuple[dict | None, list[int]]:
 
 # --- inside the sandbox ----------------------------------------------------------------------
 def _others() -> list[int]:
-    """Live processes of this pid namespace other than bubblewrap's init (1) and this one."""
+    """Live processes of this pid namespace other than this one (and an init above it)."""
     me, found = os.getpid(), []
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) in (1, me):
@@ -98,9 +111,20 @@ def kill_until_gone(find: Callable[[], Iterable[int]], rounds: int, pause: float
         time.sleep(pause)
 
 
+def reap() -> None:
+    """Collect every exited child; as PID 1, orphans of every command are ours to reap."""
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                return
+        except ChildProcessError:
+            return
+
+
 def sweep() -> None:
     """Kill whatever the last command left behind (daemons, detached children)."""
     kill_until_gone(_others, 2000, 0.002)
+    reap()
 
 
 def _child(req: dict, fds: list[int]) -> None:
@@ -129,37 +153,43 @@ def _child(req: dict, fds: list[int]) -> None:
         os._exit(code)
 
 
-def _wait(sock: socket.socket, pid: int) -> int | None:
-    """The command's wait status; kills it on a host ``kill``; None when the host is gone."""
-    try:
-        pidfd: int | None = os.pidfd_open(pid)
-    except (AttributeError, OSError):  # no pidfds (Linux < 5.3): poll instead
-        pidfd = None
-    watch = [sock] + ([pidfd] if pidfd is not None else [])
-    poll = None if pidfd is not None else 0.01
+def _wait(sock: socket.socket, pid: int, wakeup: int) -> int | None:
+    """The command's wait status; kills it on a host ``kill``; None when the host is gone.
+
+    ``wakeup`` becomes readable on every SIGCHLD, so orphans are reaped as they die (a fork
+    bomb's zombies would otherwise hold the pids cap) and the command's own exit is seen."""
+    watch = [sock, wakeup]
     host_gone = False
-    try:
-        while True:
-            ready, _, _ = select.select(watch, [], [], poll)
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
+    while True:
+        ready, _, _ = select.select(watch, [], [], 0.5)
+        if wakeup in ready:
+            try:
+                os.read(wakeup, 4096)
+            except BlockingIOError:
+                pass
+        while True:  # reap everything that exited; stop at the command itself
+            try:
+                done, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return None
+            if done == pid:
                 return None if host_gone else status
-            if sock not in ready:
-                continue
-            msg, extra = recv_msg(sock)
-            for fd in extra:
-                os.close(fd)
-            if msg is None:
-                host_gone = True
-                watch.remove(sock)
-            if msg is None or msg.get("op") == "kill":
-                os.kill(pid, signal.SIGKILL)
-    finally:
-        if pidfd is not None:
-            os.close(pidfd)
+            if done == 0:
+                break
+        if sock not in ready:
+            continue
+        msg, extra = recv_msg(sock)
+        for fd in extra:
+            os.close(fd)
+        if msg is None:
+            host_gone = True
+            watch.remove(sock)
+        if msg is None or msg.get("op") == "kill":
+            os.kill(pid, signal.SIGKILL)
 
 
 def serve(sock: socket.socket) -> None:
+    wakeup = _sigchld_pipe()
     while True:
         req, fds = recv_msg(sock)
         if req is None:
@@ -174,25 +204,115 @@ def serve(sock: socket.socket) -> None:
             _child(req, fds)
         for fd in fds:
             os.close(fd)
-        status = _wait(sock, pid)
+        status = _wait(sock, pid, wakeup)
         sweep()
         if status is None:
             return
         send_msg(sock, {"status": status})
 
 
+def _sigchld_pipe() -> int:
+    """A descriptor that turns readable on SIGCHLD (the handler itself does nothing)."""
+    r, w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    return r
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_PR_SET_DUMPABLE, _PR_CAPBSET_DROP, _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP = 4, 24, 38, 22
+
+
+def _prctl(*args: int) -> int:
+    return _libc.prctl(*[ctypes.c_ulong(a) for a in args])
+
+
 def _not_dumpable() -> None:
     """Commands run as this process's uid; without this they could ptrace it, or take its socket
     through /proc/<pid>/fd or pidfd_getfd, and drive or answer the host themselves. (A forked
     command is dumpable again once it execs.)"""
-    try:
-        import ctypes
+    if _prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
 
-        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
-    except (OSError, AttributeError):
-        pass
+
+def become(uid: int, gid: int) -> None:
+    """From root inside the sandbox to ``uid``:``gid`` with no capability left to regain: the
+    bounding set is emptied first (while CAP_SETPCAP is still held), then every id changes,
+    which clears the permitted and effective sets."""
+    for cap in range(64):
+        if _prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() != 22:  # EINVAL
+            raise OSError(ctypes.get_errno(), f"cannot drop capability {cap}")
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if 0 in os.getresuid() or 0 in os.getresgid():
+        raise OSError("still root after dropping privileges")
+
+
+# Syscalls no namespace isolates, or that hand out a fresh set of capabilities; a command
+# gets EPERM (ENOSYS for clone3, so that libc falls back to clone, whose flags we can see).
+_CLONE_NEWUSER = 0x10000000
+_DENY = {  # name: (x86_64, aarch64)
+    "keyctl": (250, 219), "add_key": (248, 217), "request_key": (249, 218),
+    "bpf": (321, 280), "perf_event_open": (298, 241), "userfaultfd": (323, 282),
+    "kexec_load": (246, 104), "open_by_handle_at": (304, 265), "setns": (308, 268),
+}
+_ARCH = {"x86_64": (0xC000003E, 0, 272, 56, 435), "aarch64": (0xC00000B7, 1, 97, 220, 435)}
+
+
+def _seccomp_program() -> bytes | None:
+    """A classic-BPF seccomp filter for this machine's architecture (None where unknown)."""
+    arch = _ARCH.get(os.uname().machine)
+    if arch is None:
+        return None
+    audit, col, unshare, clone, clone3 = arch
+    ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
+    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
+    kill = 0x80000000  # SECCOMP_RET_KILL_PROCESS: a foreign architecture's syscalls
+    jge = 0x35
+    prog = [(ld, 0, 0, 4), (jeq, 1, 0, audit), (ret, 0, 0, kill), (ld, 0, 0, 0)]
+    if col == 0:  # x86_64's x32 numbers (bit 30) share the arch: they would slip past
+        prog += [(jge, 0, 1, 0x40000000), (ret, 0, 0, eperm)]
+    prog += [(jeq, 0, 1, clone3), (ret, 0, 0, enosys)]
+    for nr in (unshare, clone):
+        # arg0 (the flags) low word at offset 16: refuse CLONE_NEWUSER
+        prog += [(jeq, 0, 4, nr), (ld, 0, 0, 16), (jset, 0, 1, _CLONE_NEWUSER),
+                 (ret, 0, 0, eperm), (ret, 0, 0, allow)]
+    for nrs in _DENY.values():
+        prog += [(jeq, 0, 1, nrs[col]), (ret, 0, 0, eperm)]
+    prog.append((ret, 0, 0, allow))
+    return b"".join(struct.pack("HBBI", *ins) for ins in prog)
+
+
+def _confine() -> None:
+    """Load the seccomp filter (after no_new_privs, which it requires): every command this
+    process forks inherits it, and it cannot be removed."""
+    program = _seccomp_program()
+    if program is None:
+        return
+    if _prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+    buf = ctypes.create_string_buffer(program)
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    fprog = SockFprog(len(program) // 8, ctypes.addressof(buf))
+    if _libc.prctl(_PR_SET_SECCOMP, 2, ctypes.byref(fprog), 0, 0) != 0:  # SECCOMP_MODE_FILTER
+        raise OSError(ctypes.get_errno(), "cannot load the seccomp filter")
+
+
+def harden(drop_to: tuple[int, int] | None) -> None:
+    """Everything this process does before it serves: no signals but the kernel's defaults
+    (as PID 1 those from inside are dropped), root given up, out of reach, confined."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+    if drop_to is not None and os.getuid() == 0:
+        become(*drop_to)
+    _not_dumpable()
+    _confine()
 
 
 if __name__ == "__main__":
-    _not_dumpable()
+    harden((int(sys.argv[2]), int(sys.argv[3])) if len(sys.argv) > 3 else None)
     serve(socket.socket(fileno=int(sys.argv[1])))

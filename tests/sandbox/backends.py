@@ -7,7 +7,7 @@ from functools import lru_cache
 import pytest
 
 from sandbox import Sandbox, SandboxLimits
-from sandbox.local import LocalSandbox, bwrap_path
+from sandbox.local import LocalSandbox, UnisolatedSandbox, bwrap_path
 
 
 @lru_cache(maxsize=1)
@@ -55,7 +55,7 @@ def make_sandbox(backend: str, workspace, limits: SandboxLimits | None = None, m
             pytest.fail("bubblewrap must work on this machine (.ci/run installs it)")
         return LocalSandbox(workspace, limits, mounts, use_bwrap=True)
     if backend == "local-plain":
-        return LocalSandbox(workspace, limits, mounts, use_bwrap=False)
+        return UnisolatedSandbox(workspace, limits, mounts)
     if backend == "docker":
         from sandbox.docker import DockerSandbox
 

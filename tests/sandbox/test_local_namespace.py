@@ -53,20 +53,22 @@ def test_commands_share_one_namespace_and_nothing_lingers_between_them(sb):
     second = py(sb, LIST_PROCS + "\nprint(open('/tmp/kept').read())")
     assert second.ok, second.stderr
     procs, kept = second.stdout.splitlines()
-    # bubblewrap's init, the supervisor, this command: the daemon of the first command is gone
-    assert len(eval(procs)) == 3, procs
+    # the supervisor (PID 1) and this command: the daemon of the first command is gone
+    assert len(eval(procs)) == 2, procs
     assert kept == "x"  # one namespace: /tmp lives as long as the sandbox, as in a container
     assert sb._ns is not None and sb._ns.alive
 
 
-def test_a_command_killing_everything_it_sees_costs_only_that_command(sb):
+def test_a_command_killing_everything_it_sees_kills_nothing_of_labcoats(sb):
+    """The supervisor is PID 1: the kernel drops a SIGKILL from inside its namespace, so the
+    namespace, and the next command in it, live on."""
     assert py(sb, "print('warm')").ok
     first_ns = sb._ns
-    attack = py(sb, "import os, signal\nos.kill(-1, signal.SIGKILL)")
-    assert not attack.ok and attack.exit_code == 137
+    attack = py(sb, "import os, signal\nos.kill(-1, signal.SIGKILL)\nos.kill(1, signal.SIGKILL)")
+    assert attack.exit_code in (0, 1), attack  # ESRCH at worst: nothing else to kill
     after = py(sb, "print('still works')")
     assert after.ok and after.stdout.strip() == "still works", after
-    assert sb._ns is not first_ns  # a fresh namespace replaced the broken one
+    assert sb._ns is first_ns
 
 
 def test_a_command_cannot_reach_into_the_supervisor(sb):
