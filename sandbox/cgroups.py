@@ -10,6 +10,8 @@ can: it caps the tree, reports OOM kills, and lists every process to kill at the
 
 from __future__ import annotations
 
+import errno
+import os
 import time
 import uuid
 from pathlib import Path
@@ -36,10 +38,13 @@ class Cgroup:
     """A cgroup with the given caps, made now and removed by :meth:`remove`."""
 
     def __init__(self, memory_bytes: int, cpus: float, pids: int) -> None:
-        self.name = f"labcoat-{uuid.uuid4().hex[:12]}"
+        # The owner's pid and start time are in the name, so that a later sandbox can tell a
+        # group left by a host killed with SIGKILL (nothing removes it then) and remove it.
+        self.name = f"labcoat-{os.getpid()}-{_start_time(os.getpid())}-{uuid.uuid4().hex[:8]}"
         self.dirs: dict[str, Path] = {}
         if _v2():
             base = ROOT / _own_path("").lstrip("/")
+            remove_stale(base)
             d = base / self.name
             d.mkdir()
             self.dirs["unified"] = d
@@ -49,6 +54,7 @@ class Cgroup:
             self._write(d / "cpu.max", f"{int(cpus * 100000)} 100000", required=False)
         else:
             for ctrl in ("memory", "pids", "cpu"):
+                remove_stale(ROOT / ctrl / _own_path(ctrl).lstrip("/"))
                 d = ROOT / ctrl / _own_path(ctrl).lstrip("/") / self.name
                 d.mkdir()
                 self.dirs[ctrl] = d
@@ -104,6 +110,34 @@ class Cgroup:
                     break
                 except OSError:
                     time.sleep(0.02)
+
+
+def _start_time(pid: int) -> str:
+    """Clock ticks after boot at which ``pid`` started ('' if gone): tells a reused pid."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def remove_stale(base: Path) -> None:
+    """Remove the empty groups of labcoat processes that no longer run (killed hosts)."""
+    try:
+        entries = list(base.glob("labcoat-*-*-*"))
+    except OSError:
+        return
+    for d in entries:
+        _, pid, started, _ = d.name.split("-", 3)
+        if not pid.isdigit() or _start_time(int(pid)) == started:
+            continue
+        for _ in range(25):  # an emptied group can stay busy for a moment while it winds down
+            try:
+                d.rmdir()  # only ever succeeds on an empty group: a live one is left alone
+                break
+            except OSError as err:
+                if err.errno != errno.EBUSY:
+                    break
+                time.sleep(0.02)
 
 
 def cgroups_usable() -> bool:

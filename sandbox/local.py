@@ -123,9 +123,12 @@ class LocalSandbox(Sandbox):
 
     backend = "local"
 
-    def __init__(self, workspace, limits=None, mounts=(), *, use_bwrap: bool | None = None):
+    def __init__(self, workspace, limits=None, mounts=(), *, use_bwrap: bool | str | None = None):
+        """``use_bwrap``: None or True for the probed bubblewrap, a path for that binary,
+        False for none at all (what :class:`UnisolatedSandbox` is)."""
         super().__init__(workspace, limits, mounts)
-        self.bwrap = None if use_bwrap is False else bwrap_path()
+        self.bwrap = (None if use_bwrap is False else
+                      use_bwrap if isinstance(use_bwrap, str) else bwrap_path())
         if use_bwrap is not False and not self.bwrap:
             raise SandboxError(NO_ISOLATION)
         self.cgroups = _cgroups()
@@ -264,7 +267,7 @@ class LocalSandbox(Sandbox):
         else:
             wrapper_env["LABCOAT_DATA_KB"] = str(mem_bytes >> 10)
         launch = ["/bin/sh", "-c", _WRAPPER, "sandbox",
-                  *self._bwrap_argv(WORKDIR, {"PATH": wrapper_env["PATH"]})]
+                  *self._bwrap_argv("/", {"PATH": wrapper_env["PATH"]})]
         drop_to = (SANDBOX_UID, SANDBOX_GID) if as_root() else None
         try:
             self._ns = Namespace(launch, self.python, env=wrapper_env, cwd=self.workspace,
@@ -321,7 +324,7 @@ class LocalSandbox(Sandbox):
         return _report(bwrap_path() is not None, _cgroups())
 
     def describe(self) -> Isolation:
-        return _report(self.bwrap is not None, self.cgroups)
+        return _report(self.bwrap is not None, self.cgroups, self.backend)
 
 
 class UnisolatedSandbox(LocalSandbox):
@@ -335,7 +338,7 @@ class UnisolatedSandbox(LocalSandbox):
 
     @classmethod
     def isolation(cls) -> Isolation:
-        return _report(False, _cgroups())
+        return _report(False, _cgroups(), cls.backend)
 
 
 def _parent_dirs(target: str, made: set[str]) -> list[str]:
@@ -349,18 +352,19 @@ def _parent_dirs(target: str, made: set[str]) -> list[str]:
     return args
 
 
-def _report(bw: bool, cg: bool) -> Isolation:
+def _report(bw: bool, cg: bool, backend: str = "local") -> Isolation:
     warnings = []
     if not bw:
-        warnings.append("no working bubblewrap: filesystem and network are NOT isolated")
+        warnings.append("no isolation: files, network and processes are the host's" if backend == "none"
+                        else "no working bubblewrap: filesystem and network are NOT isolated")
     if not cg:
         warnings.append(
             "cgroups not writable: memory capped by RLIMIT_DATA only, no CPU or "
             "process-count cap, daemons that leave the process group survive"
         )
     return Isolation(
-        backend="local",
-        available=True,
+        backend=backend,
+        available=bw or backend == "none",
         detail=("bubblewrap namespace per run, command forked inside" if bw
                 else "plain subprocess per command") + (" + cgroups" if cg else " + rlimits"),
         filesystem=bw,

@@ -313,6 +313,18 @@ def harden(drop_to: tuple[int, int] | None) -> None:
     _confine()
 
 
+def host_socket(where: str) -> socket.socket:
+    """The host's end of the protocol: an inherited descriptor (bubblewrap), or, for a
+    container's init, which inherits none, a connection to the host's listener at ``where``
+    (a socket file the host bind-mounts read-only and unlinks once it has taken this one
+    connection). Called after :func:`harden`: no command exists yet, and none can reach it."""
+    if where.isdigit():
+        return socket.socket(fileno=int(where))
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(where)
+    return sock
+
+
 if __name__ == "__main__":
     harden((int(sys.argv[2]), int(sys.argv[3])) if len(sys.argv) > 3 else None)
-    serve(socket.socket(fileno=int(sys.argv[1])))
+    serve(host_socket(sys.argv[1]))

@@ -8,13 +8,28 @@ from rich.console import Console
 console = Console()
 err_console = Console(stderr=True)
 
-SANDBOX_OPT = typer.Option("auto", "--sandbox", help="auto | docker | local")
+SANDBOX_OPT = typer.Option(
+    "auto", "--sandbox",
+    help="auto | docker | local | none (none: actors' code runs on this machine unisolated; "
+    "only when you name it)")
 JSON_OPT = typer.Option(False, "--json", help="machine-readable output on stdout")
 
 
 def fail(message: str, code: int = 2) -> None:
     err_console.print(f"[red]error:[/] {message}")
     raise typer.Exit(code)
+
+
+def isolating(kind: str) -> str:
+    """The backend ``kind`` stands for here, or a clean exit saying how to get isolation (or
+    that ``--sandbox none`` runs code unisolated) before any actor's code could run."""
+    from sandbox import SandboxError, resolve_kind
+
+    try:
+        return resolve_kind(kind)
+    except (SandboxError, ValueError) as err:
+        fail(str(err))
+        raise  # unreachable: fail() exits
 
 
 def print_score(s) -> None:

@@ -25,6 +25,11 @@ def clock(seconds: float) -> str:
     return f"{secs // 3600}:{secs % 3600 // 60:02d}:{secs % 60:02d}"
 
 
+def isolation_mark(sandbox: str) -> str:
+    """Said on every status line of a run whose code ran unisolated (``--sandbox none``)."""
+    return "UNISOLATED (--sandbox none)" if sandbox == "none" else ""
+
+
 def _left(run: RunDir) -> str:
     """What remains of the run's time and step budgets, e.g. ``, 41 steps, 3:52:10 left``."""
     t, lim = run.meta.totals, run.meta.limits
@@ -47,6 +52,8 @@ class PlainHooks(RunHooks):
             return
         t = run.meta.totals
         flag = " ERROR" if step.error else ""
+        mark = isolation_mark(run.meta.sandbox)
+        flag += f" {mark}" if mark else ""
         print(f"[{run.meta.run_id}] step {step.index} {step.action}{flag}: {_head(step.observation)} "
               f"(tokens {t.tokens_in}/{t.tokens_out}, ${t.cost:.4f}, {t.seconds:.0f}s{_left(run)})",
               file=self.stream, flush=True)
@@ -76,6 +83,8 @@ class LiveHooks(RunHooks):
         title = (f"{meta.task} · {meta.agent}{' · ' + meta.model if meta.model else ''} · step "
                  f"{t.steps}/{limits.get('max_steps') or '∞'} · tokens {t.tokens_in}/{t.tokens_out}{token_cap} "
                  f"(cached {t.tokens_cached}) · ${t.cost:.4f}{cost_cap} · {t.llm_calls} calls{left}")
+        if mark := isolation_mark(meta.sandbox):
+            title += f" · {mark}"
         table = Table(title=title, expand=True)
         table.add_column("#", width=4)
         table.add_column("action", width=22)

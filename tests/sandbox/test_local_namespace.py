@@ -131,8 +131,13 @@ def test_the_namespace_dies_with_its_host(tmp_path):
         import sys
         from sandbox.local import LocalSandbox
         sb = LocalSandbox({str(ws)!r}, use_bwrap=True)
+        sb._namespace()
+        cg = sb._ns.cgroup
+        print(" ".join(str(d) for d in cg.dirs.values()) if cg else "", flush=True)
         sb.exec([sb.python, "-c", "import time; time.sleep(120)", {marker!r}])
-    """)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    """)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
+        text=True)
+    groups = [Path(d) for d in host.stdout.readline().split()]
     deadline = time.monotonic() + 30
     while not survivors(marker):
         assert time.monotonic() < deadline and host.poll() is None, "the command never started"
@@ -143,6 +148,16 @@ def test_the_namespace_dies_with_its_host(tmp_path):
     while survivors(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert survivors(marker) == []
+    # Nothing removed the killed host's cgroup; once its last process is gone (the supervisor
+    # sees EOF and exits), the next sandbox to make a cgroup removes it.
+    assert all(d.exists() for d in groups)
+    deadline = time.monotonic() + 10
+    while any((d / "cgroup.procs").read_text().strip() for d in groups):
+        assert time.monotonic() < deadline, "the killed host's namespace never ended"
+        time.sleep(0.05)
+    with LocalSandbox(ws, use_bwrap=True) as again:
+        assert again.exec([again.python, "-c", "print(1)"]).ok
+    assert not any(d.exists() for d in groups), groups
 
 
 def test_a_kill_that_crosses_a_finished_commands_answer_is_ignored(sb):

@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from tui.common import JSON_OPT, SANDBOX_OPT, console, err_console, fail
+from tui.common import JSON_OPT, SANDBOX_OPT, console, err_console, fail, isolating
 
 
 def register(app: typer.Typer) -> None:
@@ -55,6 +55,7 @@ def batch_cmd(
 
     if executor not in ("local", "ray"):
         fail(f"unknown executor {executor!r} (local or ray)")
+    isolating(sandbox)
     spec = None
     if resume is not None:
         if tasks or models:

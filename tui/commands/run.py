@@ -49,11 +49,12 @@ def run_cmd(
 ) -> None:
     """Let an actor attempt a task; every step is recorded under RUNS_DIR/<run_id>/."""
     from agent.factory import AgentConfigError, make_actor, resolve_choice
-    from agent.replay import ReplayError
+    from agent.replay import ReplayError, keep_actions, kept_actions
     from agent.runner import Budgets, create_run, drive, task_of
     from environments.runs import RunDir
     from environments.scoring import ensure_baseline, score_run
     from environments.task import TaskError
+    from sandbox import SandboxError
     from tui.display import hooks_for
 
     try:
@@ -67,6 +68,7 @@ def run_cmd(
             mode = s.get("mode", mode)
             fast_model, edit_model = fast_model or s.get("fast_model"), edit_model or s.get("edit_model")
             context = s.get("context")
+            actions = actions or kept_actions(run.path)
             raised = {k: v for k, v in {"max_steps": max_steps, "max_time": max_time, "max_tokens": max_tokens,
                                         "max_cost": max_cost}.items() if v is not None}
             if raised:  # continuing a run that hit a budget: give it more
@@ -87,7 +89,10 @@ def run_cmd(
                         "observation_cap": observation_cap}
             run, task_spec = create_run(task, actor, runs_dir, sandbox=sandbox, seed=seed, model=model,
                                         agent=agent, budgets=budgets, settings=settings)
-    except (AgentConfigError, ReplayError, TaskError, FileNotFoundError, ValueError) as err:
+            if agent == "replay" and actions is not None:
+                keep_actions(run.path, actions)
+    except (AgentConfigError, ReplayError, TaskError, FileNotFoundError, ValueError,
+            SandboxError) as err:
         fail(str(err))
     if not as_json:
         console.print(f"run [bold]{run.meta.run_id}[/] on [bold]{run.meta.task}[/] with "

@@ -42,13 +42,23 @@ def _engine_and_image() -> dict:
 
 
 @app.command("check")
-def check(as_json: bool = typer.Option(False, "--json", help="machine-readable output")) -> None:
+def check(
+    as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
+    run_probe: bool = typer.Option(
+        True, "--probe/--no-probe",
+        help="run one command in each available backend and report what it could do"),
+) -> None:
     """Report the Docker engine and image, which backends work here and what each isolates."""
+    from sandbox.probe import probe
+
     reports = check_all()
     docker_state = _engine_and_image()
+    probes = {r.backend: probe(r.backend) for r in reports
+              if run_probe and r.available and r.backend != "none"}
     if as_json:
-        typer.echo(json.dumps({"backends": [r.model_dump() for r in reports], "docker": docker_state},
-                              indent=2, default=str))
+        typer.echo(json.dumps({"backends": [r.model_dump() for r in reports], "docker": docker_state,
+                               "probes": {k: p.model_dump() for k, p in probes.items()},
+                               "auto": _auto()}, indent=2, default=str))
         return
     engine = docker_state.get("engine")
     if engine:
@@ -81,9 +91,20 @@ def check(as_json: bool = typer.Option(False, "--json", help="machine-readable o
         console.print(f"{r.backend}: {r.detail}", highlight=False)
         for w in r.warnings:
             console.print(f"[yellow]{r.backend}: {w}[/]")
-    from sandbox import resolve_kind
+        if r.backend in probes:
+            p = probes[r.backend]
+            colour = "green" if p.contained else "red"
+            console.print(f"[{colour}]{r.backend} probe:[/] {p.summary()}", highlight=False)
+    console.print(f"--sandbox auto uses: [bold]{_auto()}[/]")
 
-    console.print(f"--sandbox auto uses: [bold]{resolve_kind('auto')}[/]")
+
+def _auto() -> str:
+    from sandbox import SandboxError, resolve_kind
+
+    try:
+        return resolve_kind("auto")
+    except SandboxError as err:
+        return f"nothing ({err})"
 
 
 @app.command("build")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from tui.common import SANDBOX_OPT
+from tui.common import SANDBOX_OPT, isolating
 
 
 def register(app: typer.Typer) -> None:
@@ -20,4 +20,4 @@ def tui_cmd(
     """Open the workbench: pick a task, act by hand or watch an agent, browse runs and scores."""
     from tui.app import LabcoatApp
 
-    LabcoatApp(runs_dir=runs_dir, sandbox=sandbox).run()
+    LabcoatApp(runs_dir=runs_dir, sandbox=isolating(sandbox)).run()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.widgets import Static
 
 from environments.runs import RunMeta
-from tui.display import clock
+from tui.display import clock, isolation_mark
 
 
 def status_text(meta: RunMeta, paused: bool = False) -> str:
@@ -23,6 +23,8 @@ def status_text(meta: RunMeta, paused: bool = False) -> str:
         parts.append(f"{clock(limits['max_time'] - t.seconds)} left")
     if t.retries:
         parts.append(f"retries {t.retries}")
+    if mark := isolation_mark(meta.sandbox):
+        parts.append(f"[b red]{mark}[/b red]")
     state = "paused" if paused and meta.status == "running" else meta.status
     parts.append(f"[b]{state}[/b]")
     return " · ".join(parts)
