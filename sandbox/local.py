@@ -175,7 +175,8 @@ class LocalSandbox(Sandbox):
         args += ["--dir", "/etc"]
         for etc in ("/etc/ld.so.cache", "/etc/alternatives", "/etc/localtime", "/etc/ssl"):
             args += ["--ro-bind-try", etc, etc]
-        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
+                 "--perms", "1777", "--tmpfs", "/tmp"]
         made: set[str] = {"/", "/etc", "/usr"}
         binds = [("--ro-bind", root, root) for root in _python_roots()]
         binds.append(("--bind", str(self.workspace), WORKDIR))

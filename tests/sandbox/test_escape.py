@@ -228,3 +228,23 @@ def test_workspace_is_handed_back_to_its_owner(tmp_path):
         assert sandbox.exec([sandbox.python, "-c", "open('made.txt','w').write('x')"]).ok
     st = (ws / "made.txt").stat()
     assert (st.st_uid, ws.stat().st_uid) == (0, 0)
+
+
+def test_what_ml_code_needs_still_works(sb):
+    """The filter and the unprivileged uid leave what ML scripts use: threads (clone3 falls
+    back to clone), subprocesses, multiprocessing pools (POSIX semaphores in /dev/shm), and a
+    torch DataLoader with worker processes."""
+    r = py(sb, textwrap.dedent("""
+        import multiprocessing as mp, subprocess, threading
+        out = []
+        t = threading.Thread(target=lambda: out.append("thread"))
+        t.start(); t.join()
+        out.append(subprocess.run(["echo", "subprocess"], capture_output=True, text=True).stdout.strip())
+        with mp.Pool(2) as pool:
+            out.append(sum(pool.map(abs, [-1, -2])))
+        from torch.utils.data import DataLoader
+        out.append([b.tolist() for b in DataLoader(list(range(4)), batch_size=2, num_workers=2)])
+        print(out)
+    """))
+    assert r.ok, r.stderr
+    assert r.stdout.strip() == "['thread', 'subprocess', 3, [[0, 1], [2, 3]]]", r.stdout
