@@ -116,7 +116,7 @@ class HParamAgent:
         if task.hparams:
             out = []
             for h in task.hparams:
-                src = (env.workspace / h.file).read_text()
+                src = _source(env, h.file)
                 current = next((k.value for k in find_constants(src, h.file) if k.name == h.name), None)
                 if current is None:
                     current = ast.literal_eval(re.search(rf"^{h.name}\s*=\s*(.+)$", src, re.M).group(1))
@@ -126,9 +126,8 @@ class HParamAgent:
         files = [s for s in task.solve if s.endswith(".py")] or ["train.py"]
         out = []
         for f in files:
-            path = env.workspace / f
-            if path.is_file() and not task.is_read_only(f):
-                out += find_constants(path.read_text(), f)
+            if env.guard.fs.kind(f) == "file" and not task.is_read_only(f):
+                out += find_constants(_source(env, f), f)
         return out
 
     def left(self, env: Environment) -> tuple[int, float]:
@@ -162,7 +161,7 @@ class HParamAgent:
             return
         start_score, setting = best, {k.name: k.value for k in knobs}
         self.log.append(f"start: {setting} -> {best:g}")
-        sources = {k.file: (env.workspace / k.file).read_text() for k in knobs}
+        sources = {k.file: _source(env, k.file) for k in knobs}
         last_is_best, dirty = True, set()
         # per knob: the values still to try, upwards first, then downwards (a line search each)
         plans = {k.name: [sorted(v for v in k.candidates if v > k.value),
@@ -211,3 +210,12 @@ class HParamAgent:
 
     def final(self, text: str) -> Proposal:
         return Proposal(action="Final Answer", args={"final_answer": f"Hyperparameter search baseline: {text}"})
+
+
+SOURCE_LIMIT = 4 << 20
+
+
+def _source(env: Environment, rel: str) -> str:
+    """A script of the workspace, read the one race-proof way (the sandbox may still be
+    swapping names while the baseline plans its search)."""
+    return env.guard.fs.read(rel, SOURCE_LIMIT)[0].decode("utf-8", "replace")

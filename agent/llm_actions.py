@@ -1,5 +1,5 @@
-"""LLM-backed actions, built on the low-level ones (reads and writes go through the env's guard
-and backups, so Undo Edit Script works after an AI edit).
+"""LLM-backed actions, built on the low-level ones (reads and writes go through the env's guard,
+its descriptor-based file I/O and backups, so Undo Edit Script works after an AI edit).
 
 The fast model reads (Understand File, Reflection, Retrieval); the edit model writes (Edit Script
 (AI), Edit Script Segment (AI)). A model failure (retries spent) is returned as an error
@@ -20,13 +20,15 @@ from agent import prompts
 from agent.calllog import Meter
 from agent.models import Model, ModelError
 from environments.actions import ActionArgs, ActionSpec
-from environments.low_level import ActionFailed, WriteFileArgs, write_file
+from environments.low_level import ActionFailed, WriteFileArgs, read_text, write_file
 from environments.observation import Observation
 
 if TYPE_CHECKING:
     from environments.environment import Environment
 
 NO_CHANGE = "(no change)"  # an edit's diff when the file came back as it was
+UNDERSTAND_LIMIT = 4 << 20  # bytes of a file Understand File reads (chunked into model calls)
+EDIT_LIMIT = 1 << 20  # bytes of a script an AI edit reads and writes back whole
 FILE = "a valid file name with relative path to current directory if needed"
 
 
@@ -85,10 +87,10 @@ class LLMActions:
             self.log_path = env.run.path / "research_log.md"
 
     def log(self) -> str:
-        return self.log_path.read_text() if self.log_path.exists() else "(empty)"
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else "(empty)"
 
     def append_log(self, text: str) -> None:
-        with self.log_path.open("a") as f:
+        with self.log_path.open("a", encoding="utf-8", errors="backslashreplace") as f:
             f.write(text.rstrip("\n") + "\n")
 
     def ask(self, model: Model, prompt: str, role: str) -> str:
@@ -101,10 +103,7 @@ class LLMActions:
     # --- handlers --------------------------------------------------------------------------------
 
     def understand(self, env: Environment, a: UnderstandArgs) -> Observation:
-        path = env.guard.resolve(a.file_name)
-        if not path.is_file():
-            raise ActionFailed(f"cannot read {a.file_name!r}: no such file in the workspace")
-        lines = path.read_text(errors="replace").splitlines()
+        lines = read_text(env, a.file_name, UNDERSTAND_LIMIT).splitlines()
         chunks, start, size = [], 0, 0
         for i, line in enumerate(lines):
             size += len(line) + 1
@@ -130,18 +129,24 @@ class LLMActions:
                            f"if the edit is correct and desirable:\n\n{diff or NO_CHANGE}")
 
     def _read(self, env: Environment, name: str) -> str:
-        path = env.guard.resolve(name)
-        return path.read_text(errors="replace") if path.is_file() else ""
+        """The script to edit ("" when missing); one too large to write back whole is refused."""
+        st = env.guard.fs.lstat(env.guard.relative(name))
+        if st is None:
+            return ""
+        if st.st_size > EDIT_LIMIT:
+            raise ActionFailed(f"{name!r} is {st.st_size:,} bytes, too large for an AI edit "
+                               f"(limit {EDIT_LIMIT:,}); edit a part with a script")
+        return read_text(env, name, EDIT_LIMIT)
 
     def edit_script(self, env: Environment, a: EditArgs) -> Observation:
-        env.guard.resolve(a.save_name, write=True)  # refuse read-only targets before paying for a call
+        env.guard.writable(a.save_name)  # refuse read-only targets before paying for a call
         old = self._read(env, a.script_name)
         reply = self.ask(self.edit, prompts.EDIT_SCRIPT.format(
             file_name=a.script_name, content=old, instruction=a.edit_instruction), "edit")
         return self._save(env, a, old, extract_code(reply))
 
     def edit_segment(self, env: Environment, a: EditSegmentArgs) -> Observation:
-        env.guard.resolve(a.save_name, write=True)
+        env.guard.writable(a.save_name)
         old = self._read(env, a.script_name)
         lines = old.splitlines(True)
         if a.end_line_number < a.start_line_number or a.start_line_number > max(1, len(lines)):

@@ -7,6 +7,7 @@ actions the trace already holds.
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -17,8 +18,22 @@ from environments.observation import Observation
 from environments.runs import Step
 
 
+ACTIONS_FILE = "actions.jsonl"  # the run's own copy, so --resume needs no --actions
+
+
 class ReplayError(ValueError):
     pass
+
+
+def keep_actions(run_path: Path, actions: Path) -> None:
+    """Copy the actions file into the run directory (the original may move or change)."""
+    shutil.copyfile(actions, Path(run_path) / ACTIONS_FILE)
+
+
+def kept_actions(run_path: Path) -> Path | None:
+    """The actions file a replay run kept, if it is one."""
+    path = Path(run_path) / ACTIONS_FILE
+    return path if path.is_file() else None
 
 
 def load_actions(path: str | Path) -> list[Proposal]:

@@ -95,11 +95,18 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
     hooks = hooks or RunHooks()
     budgets = Budgets.model_validate(run.meta.limits)
     history = run.steps()
-    run.restore(len(history))  # a kill between a step and its trace line leaves stray edits
-    env = environment_for_run(run, task, extra_actions=actor.extra_actions(),
-                              observation_cap=observation_cap)
-    status: RunStatus = "finished"
-    reason = ""
+    try:
+        run.restore(len(history))  # a kill between a step and its trace line leaves stray edits
+        env = environment_for_run(run, task, extra_actions=actor.extra_actions(),
+                                  observation_cap=observation_cap)
+    except Exception as err:
+        run.finish("error", _crash_reason(err))
+        hooks.on_end(run)
+        raise
+    # Until the loop says how the run ended, it ended in a crash: a host error (an exception
+    # of labcoat's, or anything not caught below) is recorded as such, never as "finished".
+    status: RunStatus = "error"
+    reason = "the host process stopped unexpectedly"
     if env.done:  # resuming a run that already gave its Final Answer: nothing to do
         env.sandbox.close()
         hooks.on_end(run)
@@ -121,7 +128,7 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
                 break
             proposal = actor.propose(env)
             if proposal is None:
-                reason = "the actor stopped without a Final Answer"
+                status, reason = "finished", "the actor stopped without a Final Answer"
                 break
             obs = env.step(proposal.action, proposal.args, actor=actor.kind, meta=proposal.meta)
             actor.observe(proposal, obs)
@@ -129,15 +136,23 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
             run.save_meta()
             hooks.after_step(run, env.last_step)
             if obs.done:
-                reason = "final answer"
+                status, reason = "finished", "final answer"
                 break
     except ActorError as err:
         status, reason = "error", str(err)
     except KeyboardInterrupt:
         status, reason = "interrupted", "interrupted (Ctrl-C); resume with --resume"
+    except Exception as err:
+        status, reason = "error", _crash_reason(err)
+        raise
     finally:
         env.sandbox.close()
         run.meta.totals.seconds = round(prior_seconds + time.perf_counter() - start, 3)
         run.finish(status, reason)
         hooks.on_end(run)
     return run.meta
+
+
+def _crash_reason(err: BaseException) -> str:
+    """What run.json says of a host error: its type and message (the traceback goes to stderr)."""
+    return f"host error: {type(err).__name__}: {err} (resume with --resume)"

@@ -9,9 +9,9 @@ back as error observations, and the step is still recorded.
 from __future__ import annotations
 
 import difflib
+import logging
 import tempfile
 import time
-import traceback
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -22,15 +22,19 @@ from environments.low_level import LOW_LEVEL_ACTIONS, ActionFailed
 from environments.observation import (
     DEFAULT_OBSERVATION_CAP,
     Observation,
+    add_note,
     make_observation,
 )
-from environments.paths import PathGuard, PathRefused
+from environments.paths import PathGuard
+from environments.safefs import WorkspaceError
 from environments.runs import RunDir, Step
 from environments.task import TaskSpec
 from environments.tool_actions import tool_action
 from environments.validation import validation_actions
 from methods.registry import METHODS_DIR
 from sandbox import CODE_TARGET, Mount, Sandbox, SandboxError, SandboxLimits
+
+log = logging.getLogger(__name__)
 
 
 def code_mounts() -> list[Mount]:
@@ -118,13 +122,16 @@ class Environment:
         start = time.perf_counter()
         try:
             obs = spec.handler(self, parsed)
-        except (PathRefused, ActionFailed) as err:
+        except (WorkspaceError, ActionFailed) as err:
             obs = self._error(f"{spec.name} failed: {err}")
         except SandboxError as err:
             obs = self._error(f"{spec.name} failed in the sandbox (infrastructure error): {err}")
         except Exception as err:  # noqa: BLE001 - an action bug must not end the run
-            tb = traceback.format_exc(limit=3)
-            obs = self._error(f"{spec.name} failed unexpectedly: {type(err).__name__}: {err}\n{tb}")
+            # The actor sees no traceback or host path (they are the host's, not the task's);
+            # the host's log keeps them.
+            log.exception("action %s failed unexpectedly", spec.name)
+            obs = self._error(f"{spec.name} failed unexpectedly ({type(err).__name__}); this is an "
+                              f"error of labcoat's, not of the action input.")
         if not obs.seconds:
             obs.seconds = time.perf_counter() - start
         if obs.done:
@@ -144,8 +151,11 @@ class Environment:
         self.step_count += 1
         if self.run is not None:
             spec = self.lookup(action)
-            manifest = self.run.snapshot(self.step_count)
+            manifest = self.run.snapshot(self.step_count, cap_bytes=self.task.limits.disk_mb << 20)
             previous = self.run.snapshots.load(f"{self.step_count - 1:05d}")
+            # What a snapshot left out is said once, when it changes; a refused snapshot, always.
+            if manifest.notes and (not manifest.stored or manifest.notes != previous.notes):
+                obs = add_note(obs, "\n".join(manifest.notes))
             self.last_step = Step(
                 index=self.step_count,
                 actor=actor,

@@ -1,25 +1,30 @@
 """The low-level actions, with MLAgentBench's names and argument names.
 
-Every file action goes through the environment's :class:`~environments.paths.PathGuard`;
-every script runs through the sandbox. Handlers raise ``PathRefused``/``ActionFailed`` for
-the actor's mistakes; the environment turns those into error observations.
+Every file action goes through the environment's :class:`~environments.paths.PathGuard` and
+does its I/O by descriptor (``guard.fs``, :mod:`environments.safefs`), so a process left in the
+sandbox cannot swap a name for a link to a host file mid-action; every script runs through the
+sandbox. Handlers raise ``WorkspaceError`` (``PathRefused`` is one) or ``ActionFailed`` for the
+actor's mistakes; the environment turns those into error observations.
 """
 
 from __future__ import annotations
 
 import shlex
-import shutil
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from pydantic import Field
 
 from environments.actions import ActionArgs, ActionSpec
 from environments.observation import Observation, settle_carriage_returns
+from environments.safefs import CHUNK, TEMP_PREFIX, Entry, display_name, is_utf8, refuse_kind
 
 if TYPE_CHECKING:
     from environments.environment import Environment
 
 MAX_INSPECT_LINES = 100
+READ_LIMIT = 256 * 1024  # bytes of a file Read File shows (and the trace keeps); the rest is not read
+MAX_LINE_BYTES = 10_000  # of one line shown by Inspect Script Lines
+READ_REST = "Read the rest with a script (e.g. head/tail/sed -n)."
 # Observation wording (MLAgentBench's), named so the agent's history gists can read it back.
 EXECUTED = "The script has been executed."
 OUTPUT_FOLLOWS = " Here is the output:"
@@ -68,33 +73,50 @@ class FinalAnswerArgs(ActionArgs):
 
 
 def list_files(env: Environment, a: ListFilesArgs) -> Observation:
-    path = env.guard.resolve(a.dir_path)
-    if not path.is_dir():
-        raise ActionFailed(f"{a.dir_path!r} is not a directory in the workspace")
-    entries = []
-    for child in sorted(path.iterdir(), key=lambda p: p.name):
-        entries.append(child.name + ("/" if child.is_dir() else ""))
-    return env.observe("\n".join(entries) if entries else "(empty directory)")
+    entries = env.guard.fs.listdir(env.guard.relative(a.dir_path))
+    lines = [_listed(e) for e in entries if not e.name.startswith(TEMP_PREFIX)]
+    return env.observe("\n".join(lines) if lines else "(empty directory)")
+
+
+def _listed(e: Entry) -> str:
+    """One List Files line; a symlink says so and is never followed (its target stays unknown)."""
+    name = display_name(e.name)
+    line = name + {"dir": "/", "symlink": "@ (symlink)"}.get(e.kind, "")
+    if e.kind in ("fifo", "socket", "device"):
+        line += f" ({e.kind}; file actions cannot use it)"
+    if not is_utf8(e.name):
+        line += " (its name is not UTF-8: file actions and snapshots skip it; rename it with a script)"
+    return line
+
+
+def read_text(env: Environment, name: str, limit: int = READ_LIMIT) -> str:
+    """A workspace text file's first ``limit`` bytes (never more is read), with a note if cut."""
+    data, size = env.guard.fs.read(env.guard.relative(name), limit)
+    if b"\x00" in data[:8192]:
+        raise ActionFailed(f"{name!r} is a binary file ({size} bytes); inspect it with a script")
+    text = data.decode("utf-8", "replace")
+    if size > len(data):
+        text += f"\n\n[{name} is {size:,} bytes; only its first {len(data):,} are shown. {READ_REST}]"
+    return text
 
 
 def read_file(env: Environment, a: ReadFileArgs) -> Observation:
-    path = env.guard.resolve(a.file_name)
-    if not path.is_file():
-        raise ActionFailed(f"cannot read {a.file_name!r}: no such file in the workspace")
-    data = path.read_bytes()
-    if b"\x00" in data[:8192]:
-        raise ActionFailed(f"{a.file_name!r} is a binary file ({len(data)} bytes); inspect it with a script")
-    return env.observe(data.decode("utf-8", "replace"))
+    return env.observe(read_text(env, a.file_name))
+
+
+def _writable_target(env: Environment, name: str) -> str:
+    """The clean path of a file about to be written, its old version kept for Undo."""
+    rel = env.guard.writable(name)
+    kind = env.guard.fs.kind(rel)
+    if kind not in (None, "file"):
+        raise refuse_kind(name, kind, "a file; give a file name")
+    env.backups.save(rel, env.guard.fs)
+    return rel
 
 
 def _write(env: Environment, name: str, content: str, append: bool) -> Observation:
-    path = env.guard.resolve(name, write=True)
-    if path.is_dir():
-        raise ActionFailed(f"{name!r} is a directory")
-    env.backups.save(env.guard.relative(name), path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a" if append else "w") as f:
-        f.write(content)
+    rel = _writable_target(env, name)
+    env.guard.fs.write(rel, content.encode("utf-8", "backslashreplace"), append=append)
     verb = "appended to" if append else "written to"
     return env.observe(f"File {name} {verb} successfully.")
 
@@ -108,32 +130,29 @@ def append_file(env: Environment, a: WriteFileArgs) -> Observation:
 
 
 def copy_file(env: Environment, a: CopyFileArgs) -> Observation:
-    src = env.guard.resolve(a.source)
-    if not src.is_file():
-        raise ActionFailed(f"cannot copy {a.source!r}: no such file in the workspace")
-    dst = env.guard.resolve(a.destination, write=True)
-    if dst.is_dir():
-        raise ActionFailed(f"{a.destination!r} is a directory; give a file name")
-    env.backups.save(env.guard.relative(a.destination), dst)
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(src, dst)
+    src = env.guard.relative(a.source)
+    if env.guard.fs.kind(src) != "file":
+        env.guard.fs.read(src, 0)  # the clear refusal: missing, a folder, a link, a FIFO ...
+    dst = _writable_target(env, a.destination)
+    env.guard.fs.copy(src, dst)
     return env.observe(f"File {a.source} copied to {a.destination}")
 
 
 def undo_edit(env: Environment, a: UndoArgs) -> Observation:
-    rel = env.guard.relative(a.script_name)
-    path = env.guard.resolve(a.script_name, write=True)
-    if not env.backups.restore(rel, path):
+    rel = env.guard.writable(a.script_name)
+    if not env.backups.restore(rel, env.guard.fs):
         raise ActionFailed(f"there is no earlier version of {a.script_name!r} to go back to")
-    content = path.read_text(errors="replace") if path.exists() else "(the file did not exist before; removed)"
+    exists = env.guard.fs.kind(rel) == "file"
+    content = read_text(env, rel) if exists else "(the file did not exist before; removed)"
     return env.observe(f"Content of {a.script_name} after undo the most recent edit:\n{content}")
 
 
 def execute_script(env: Environment, a: ExecuteArgs) -> Observation:
-    path = env.guard.resolve(a.script_name)
-    if not path.is_file():
-        raise ActionFailed(f"cannot execute {a.script_name!r}: no such file in the workspace")
     rel = env.guard.relative(a.script_name)
+    if env.guard.fs.kind(rel) not in ("file", "symlink"):  # a link is followed in the sandbox only
+        raise ActionFailed(f"cannot execute {a.script_name!r}: no such file in the workspace")
+    if "\x00" in a.arguments:
+        raise ActionFailed("the arguments contain a NUL character, which no command line can hold")
     try:
         extra = shlex.split(a.arguments)
     except ValueError as err:
@@ -158,17 +177,35 @@ def execute_script(env: Environment, a: ExecuteArgs) -> Observation:
 
 
 def inspect_lines(env: Environment, a: InspectArgs) -> Observation:
-    path = env.guard.resolve(a.script_name)
-    if not path.is_file():
-        raise ActionFailed(f"cannot inspect {a.script_name!r}: no such file in the workspace")
     if a.end_line_number < a.start_line_number:
         raise ActionFailed("end_line_number must not be before start_line_number")
     if a.end_line_number - a.start_line_number + 1 > MAX_INSPECT_LINES:
         raise ActionFailed(f"the number of lines to display is limited to {MAX_INSPECT_LINES}")
-    lines = path.read_text(errors="replace").splitlines()
-    shown = lines[a.start_line_number - 1 : a.end_line_number]
-    header = LINES_HEADER.format(count=len(lines)) + "\n\n"
-    return env.observe(header + "\n".join(shown))
+    with env.guard.fs.open_read(env.guard.relative(a.script_name)) as f:
+        shown, count = _some_lines(f, a.start_line_number, a.end_line_number)
+    header = LINES_HEADER.format(count=count) + "\n\n"
+    return env.observe(header + "\n".join(line.decode("utf-8", "replace") for line in shown))
+
+
+def _some_lines(f: BinaryIO, start: int, end: int) -> tuple[list[bytes], int]:
+    """Lines ``start``..``end`` (1-based, each cut at ``MAX_LINE_BYTES``) and the file's line
+    count, streamed: memory stays bounded however large the file or long its lines."""
+    shown: list[bytes] = []
+    pending, line_no, count, last = b"", 1, 0, b"\n"
+    for chunk in iter(lambda: f.read(CHUNK), b""):
+        count += chunk.count(b"\n")
+        last = chunk[-1:]
+        if line_no > end:
+            continue
+        pieces = (pending + chunk).split(b"\n")
+        pending = pieces.pop()[:MAX_LINE_BYTES]
+        for piece in pieces:
+            if start <= line_no <= end:
+                shown.append(piece[:MAX_LINE_BYTES])
+            line_no += 1
+    if pending and start <= line_no <= end:
+        shown.append(pending)
+    return shown, count + (last != b"\n")
 
 
 def final_answer(env: Environment, a: FinalAnswerArgs) -> Observation:

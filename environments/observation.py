@@ -54,3 +54,10 @@ def cap_text(text: str, cap: int) -> tuple[str, bool]:
 def make_observation(text: str, cap: int, **kw: Any) -> Observation:
     shown, truncated = cap_text(text, cap)
     return Observation(text=shown, full_text=text if truncated else None, truncated=truncated, **kw)
+
+
+def add_note(obs: Observation, note: str) -> Observation:
+    """``obs`` with ``note`` after its text (past the cap, so it is never the part cut)."""
+    extra = f"\n\n[{note}]"
+    full = obs.full_text + extra if obs.full_text is not None else None
+    return obs.model_copy(update={"text": obs.text + extra, "full_text": full})

@@ -1,24 +1,27 @@
 """The one path guard every file action goes through.
 
-An actor names files by workspace-relative paths. Anything that could reach outside the
-workspace (absolute paths, ``..``, a symlink whose target lies outside) is refused, and
-read-only files can be read but never written, copied over, or deleted.
+An actor names files by workspace-relative paths. Absolute paths and ``..`` are refused here,
+and read-only files can be read but never written, copied over, or deleted. The I/O itself is
+:class:`~environments.safefs.WorkspaceFS` (``guard.fs``): by descriptor, never following a
+symlink, so nothing resolved here can be swapped before it is opened.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
+from environments.safefs import WorkspaceError, WorkspaceFS, display_name, is_utf8
 
-class PathRefused(ValueError):
+
+class PathRefused(WorkspaceError):
     """A path an actor may not use; the message is shown to the actor as is."""
 
 
 class PathGuard:
     def __init__(self, root: Path, is_read_only: Callable[[str], bool]) -> None:
-        self.root = Path(os.path.realpath(root))
+        self.root = Path(root)
+        self.fs = WorkspaceFS(self.root)
         self._is_read_only = is_read_only
 
     def relative(self, name: str) -> str:
@@ -26,8 +29,8 @@ class PathGuard:
         if not isinstance(name, str) or not name.strip():
             raise PathRefused("a path is required")
         raw = name.strip()
-        if "\x00" in raw:
-            raise PathRefused(f"{name!r}: invalid character in path")
+        if "\x00" in raw or not is_utf8(raw):
+            raise PathRefused(f"{display_name(name)!r}: invalid character in path")
         p = PurePosixPath(raw)
         if p.is_absolute() or raw.startswith("~"):
             raise PathRefused(f"{name!r}: absolute paths are not allowed; use a path relative to the workspace")
@@ -36,17 +39,15 @@ class PathGuard:
         rel = str(p)
         return "." if rel in ("", ".") else rel
 
-    def resolve(self, name: str, *, write: bool = False) -> Path:
-        """The host path for ``name``; refuses escapes, and writes to read-only files."""
+    def writable(self, name: str) -> str:
+        """The clean path for ``name`` if it may be written; refuses read-only files and the root.
+
+        Links are never followed by the I/O, so the name itself is all that is checked: a link
+        or hard link to a read-only file is replaced when written, never written through.
+        """
         rel = self.relative(name)
-        path = self.root / rel
-        real = Path(os.path.realpath(path))
-        if real != self.root and self.root not in real.parents:
-            raise PathRefused(f"{name!r}: it is a symlink that leads outside the workspace")
-        if write:
-            real_rel = real.relative_to(self.root).as_posix() if real != self.root else "."
-            if self._is_read_only(rel) or self._is_read_only(real_rel):
-                raise PathRefused(f"{name!r} is read-only for this task")
-            if real == self.root:
-                raise PathRefused(f"{name!r}: cannot write the workspace folder itself")
-        return path
+        if rel == ".":
+            raise PathRefused(f"{name!r}: cannot write the workspace folder itself")
+        if self._is_read_only(rel):
+            raise PathRefused(f"{name!r} is read-only for this task")
+        return rel

@@ -2,7 +2,9 @@
 
 The trace is the source of truth and is written so that a run killed at any instant (even by
 SIGKILL) can be loaded, scored and resumed: each step's snapshot is taken before its trace line,
-each line is flushed and fsynced, and a torn last line is ignored (and trimmed) on load.
+each line is flushed and fsynced, and a torn last line is ignored (and trimmed) on load. Text
+that UTF-8 cannot hold (a lone surrogate in a model reply or an action argument) is escaped at
+this boundary (:func:`dump_json`), so writing a record never fails.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+from pydantic_core import PydanticSerializationError
 
 from environments.snapshots import Manifest, SnapshotStore, _fsync_write
 
@@ -83,6 +86,30 @@ class Step(BaseModel):
     data: dict[str, Any] | None = None
 
 
+def clean(value: Any) -> Any:
+    """``value`` with every string made encodable: a lone surrogate (from a model reply, an
+    action argument, a file name that is not UTF-8) becomes its ``\\udXXX`` escape."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, dict):
+        return {clean(k): clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean(v) for v in value]
+    return value
+
+
+def dump_json(model: BaseModel, **kw: Any) -> str:
+    """The model as JSON; text that UTF-8 cannot hold is escaped, so writing a record never fails."""
+    try:
+        return model.model_dump_json(**kw)
+    except (PydanticSerializationError, UnicodeEncodeError):
+        return type(model).model_validate(clean(model.model_dump())).model_dump_json(**kw)
+
+
 def new_run_id(task: str, actor: str) -> str:
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in f"{task}-{actor}")[:60]
@@ -135,7 +162,7 @@ class RunDir:
 
     def save_meta(self) -> None:
         self.meta.updated_at = now()
-        _fsync_write(self.path / "run.json", self.meta.model_dump_json(indent=2))
+        _fsync_write(self.path / "run.json", dump_json(self.meta, indent=2))
 
     def steps(self) -> list[Step]:
         """Every complete step; a torn final line (a kill mid-write) is trimmed away."""
@@ -158,14 +185,14 @@ class RunDir:
 
     def append(self, step: Step) -> None:
         with self.trace_path.open("a") as f:
-            f.write(step.model_dump_json() + "\n")
+            f.write(dump_json(step) + "\n")
             f.flush()
             os.fsync(f.fileno())
         self.meta.totals.steps = step.index
         self.save_meta()
 
-    def snapshot(self, index: int) -> Manifest:
-        return self.snapshots.take(self.workspace, f"{index:05d}")
+    def snapshot(self, index: int, cap_bytes: int | None = None) -> Manifest:
+        return self.snapshots.take(self.workspace, f"{index:05d}", cap_bytes=cap_bytes)
 
     def restore(self, index: int, dest: Path | None = None) -> Manifest:
         """Rebuild step ``index``'s workspace (0 = the start) into ``dest`` or the workspace."""
@@ -184,4 +211,4 @@ class RunDir:
         return d
 
     def write_json(self, name: str, data: Any) -> None:
-        _fsync_write(self.path / name, json.dumps(data, indent=2, default=str))
+        _fsync_write(self.path / name, json.dumps(clean(data), indent=2, default=str))

@@ -5,16 +5,27 @@ a file that never changes is stored once however many steps there are. Files sti
 to the task's pristine ``env/`` are not copied at all: the manifest marks them ``base`` and a
 restore copies them from the task folder (checking the hash), which keeps a run directory
 about the size of its workspace even when the task ships a large data file.
+
+The workspace is read and rebuilt only through :class:`~environments.safefs.WorkspaceFS`: by
+descriptor, iteratively (a 1,200-deep tree costs no recursion), never following a link out and
+never opening a FIFO, socket or device. What a snapshot leaves out (such files, names that are
+not UTF-8, folders past the depth cap) it says in ``Manifest.notes``; past the task's disk cap
+(apparent sizes, so a sparse file counts whole) it stores nothing and says so.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import shutil
+import secrets
+from collections.abc import Iterable
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
+
+from environments.safefs import CHUNK, WorkspaceError, WorkspaceFS
+
+MAX_NOTED = 10  # skipped paths named in a snapshot's note; the rest are counted
 
 
 class FileEntry(BaseModel):
@@ -29,6 +40,8 @@ class FileEntry(BaseModel):
 class Manifest(BaseModel):
     label: str
     files: dict[str, FileEntry]
+    stored: bool = Field(True, description="False: over the disk cap; files are the previous step's")
+    notes: list[str] = Field(default_factory=list, description="what was left out, for the step's observation")
 
     def changed_since(self, other: Manifest | None) -> list[str]:
         """Paths added, removed or modified relative to ``other``."""
@@ -47,11 +60,20 @@ class SnapshotError(RuntimeError):
 
 
 def _sha256(path: Path) -> str:
+    return _digest(_file_chunks(path))
+
+
+def _digest(chunks: Iterable[bytes]) -> str:
     h = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
+    for chunk in chunks:
+        h.update(chunk)
     return h.hexdigest()
+
+
+def _file_chunks(path: Path) -> Iterable[bytes]:
+    with path.open("rb") as f:
+        while chunk := f.read(CHUNK):
+            yield chunk
 
 
 def _fsync_write(path: Path, data: str) -> None:
@@ -64,16 +86,23 @@ def _fsync_write(path: Path, data: str) -> None:
 
 
 def walk_files(root: Path) -> list[tuple[str, Path]]:
-    """Regular files under ``root`` (symlinks are not followed or stored)."""
-    found = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
-        for name in filenames:
-            p = Path(dirpath) / name
-            if p.is_symlink() or not p.is_file():
-                continue
-            found.append((p.relative_to(root).as_posix(), p))
-    return sorted(found)
+    """Regular files under ``root`` (symlinks and special files are not followed or stored)."""
+    return [(rel, Path(root) / rel) for rel, _ in WorkspaceFS(root).walk().files]
+
+
+def skip_note(skipped: list[tuple[str, str]]) -> list[str]:
+    if not skipped:
+        return []
+    named = "; ".join(f"'{rel}' ({why})" for rel, why in skipped[:MAX_NOTED])
+    more = f"; and {len(skipped) - MAX_NOTED} more" if len(skipped) > MAX_NOTED else ""
+    return [f"Not in this step's snapshot (so not scored, and removed on resume): {named}{more}."]
+
+
+def over_cap_note(added: int, cap_bytes: int) -> str:
+    return (f"The workspace holds {added / 2**20:,.0f} MB of files beyond the task's own, over this "
+            f"task's limit of {cap_bytes / 2**20:,.0f} MB ([limits] disk_mb; a sparse file counts at its "
+            f"full size). This step's snapshot was not stored: the run keeps the previous one, and "
+            f"scoring and resume use it. Delete or shrink files to go on.")
 
 
 class SnapshotStore:
@@ -106,61 +135,115 @@ class SnapshotStore:
         base = self.base_dir / rel if self.base_dir else None
         return bool(base and base.is_file() and base.stat().st_size == size and _sha256(base) == sha)
 
-    def take(self, workspace: Path, label: str, *, initial: bool = False) -> Manifest:
-        """Record the workspace as snapshot ``label``. ``initial`` marks files as the base."""
+    def _store(self, fs: WorkspaceFS, rel: str) -> str:
+        """Copy ``rel`` into the object store by descriptor; its sha256 as copied."""
+        tmp = self.objects / f"tmp-{secrets.token_hex(8)}"
+        h = hashlib.sha256()
+        try:
+            with tmp.open("wb") as out:
+                for chunk in fs.chunks(rel):
+                    h.update(chunk)
+                    out.write(chunk)
+            dest = self._object(h.hexdigest())
+            dest.parent.mkdir(exist_ok=True)
+            tmp.replace(dest)
+        finally:
+            tmp.unlink(missing_ok=True)
+        return h.hexdigest()
+
+    def _last_manifest(self, initial: bool) -> dict[str, FileEntry]:
         if self._last is None and not initial:
             labels = self.labels()
             if labels:
                 self._last = self.load(labels[-1])
                 self._remember_base(self.load(labels[0]))
-        previous = self._last.files if self._last else {}
-        files: dict[str, FileEntry] = {}
-        for rel, path in walk_files(workspace):
-            st = path.stat()
+        return self._last.files if self._last else {}
+
+    def take(self, workspace: Path, label: str, *, initial: bool = False,
+             cap_bytes: int | None = None) -> Manifest:
+        """Record the workspace as snapshot ``label``. ``initial`` marks files as the base.
+
+        Past ``cap_bytes`` of files that are not the task's own unchanged ones, nothing is
+        hashed or copied: the manifest repeats the previous files with ``stored=False``.
+        """
+        previous = self._last_manifest(initial)
+        fs = WorkspaceFS(workspace)
+        walk = fs.walk()
+        notes = skip_note(walk.skipped)
+
+        def unchanged(rel: str, st: os.stat_result) -> FileEntry | None:
             old = previous.get(rel)
-            if old and (old.size, old.mtime_ns, old.ino) == (st.st_size, st.st_mtime_ns, st.st_ino):
-                sha = old.sha
-            else:
-                sha = _sha256(path)
-            is_base = self._base.get(rel) == sha or (initial and self._same_as_base(rel, st.st_size, sha))
-            if not is_base and not self._object(sha).exists():
-                dest = self._object(sha)
-                dest.parent.mkdir(exist_ok=True)
-                tmp = dest.with_name(dest.name + ".tmp")
-                shutil.copyfile(path, tmp)
-                tmp.replace(dest)
-            files[rel] = FileEntry(sha=sha, size=st.st_size, mode=st.st_mode & 0o777,
-                                   base=is_base, mtime_ns=st.st_mtime_ns, ino=st.st_ino)
-        manifest = Manifest(label=label, files=files)
-        _fsync_write(self.manifests / f"{label}.json", manifest.model_dump_json())
+            same = old and (old.size, old.mtime_ns, old.ino) == (st.st_size, st.st_mtime_ns, st.st_ino)
+            return old if same else None
+
+        added = sum(st.st_size for rel, st in walk.files if not (e := unchanged(rel, st)) or not e.base)
+        if cap_bytes is not None and not initial and added > cap_bytes:
+            manifest = Manifest(label=label, files=dict(previous), stored=False,
+                                notes=[over_cap_note(added, cap_bytes), *notes])
+            return self._save(manifest)
+        files: dict[str, FileEntry] = {}
+        for rel, st in walk.files:
+            try:
+                entry = self._entry(fs, rel, st, unchanged(rel, st), initial)
+            except WorkspaceError as err:  # changed into a link or folder since the walk
+                notes.append(f"Not in this step's snapshot: {err}.")
+                continue
+            files[rel] = entry
+        manifest = self._save(Manifest(label=label, files=files, notes=notes))
         if initial:
             self._remember_base(manifest)
         self._last = manifest
         return manifest
 
+    def _save(self, manifest: Manifest) -> Manifest:
+        _fsync_write(self.manifests / f"{manifest.label}.json", manifest.model_dump_json())
+        return manifest
+
+    def _entry(self, fs: WorkspaceFS, rel: str, st: os.stat_result, old: FileEntry | None,
+               initial: bool) -> FileEntry:
+        sha = old.sha if old else _digest(fs.chunks(rel))
+        is_base = self._base.get(rel) == sha or (initial and self._same_as_base(rel, st.st_size, sha))
+        if not is_base and not self._object(sha).exists():
+            sha = self._store(fs, rel)  # hashed again as copied: what is stored is what is named
+        return FileEntry(sha=sha, size=st.st_size, mode=st.st_mode & 0o777, base=is_base,
+                         mtime_ns=st.st_mtime_ns, ino=st.st_ino)
+
     def restore(self, label: str, dest: Path) -> Manifest:
-        """Make ``dest`` hold exactly snapshot ``label`` (extra files are removed)."""
+        """Make ``dest`` hold exactly snapshot ``label``: other files, links, special files,
+        unreadable names and too-deep folders are removed; nothing is followed out."""
         manifest = self.load(label)
         dest.mkdir(parents=True, exist_ok=True)
-        for rel, path in walk_files(dest):
-            if rel not in manifest.files:
-                path.unlink()
-        for rel, entry in manifest.files.items():
-            target = dest / rel
-            if target.is_file() and target.stat().st_size == entry.size and _sha256(target) == entry.sha:
-                continue
-            source = self._object(entry.sha)
-            if entry.base:
-                if self.base_dir is None:
-                    raise SnapshotError(f"{rel} is stored in the task folder, which is not known")
-                source = self.base_dir / rel
-                if not source.is_file() or _sha256(source) != entry.sha:
-                    raise SnapshotError(f"{rel}: the task's env/ copy has changed since the run")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, target)
-            os.chmod(target, entry.mode)
+        fs = WorkspaceFS(dest)
+        walk = fs.walk()
+        try:
+            for rel in walk.strays:
+                fs.remove_tree(rel)
+            present = {}
+            for rel, st in walk.files:
+                if rel in manifest.files:
+                    present[rel] = st
+                else:
+                    fs.remove(rel)
+            for rel, entry in manifest.files.items():
+                st = present.get(rel)
+                if st is not None and st.st_size == entry.size and _digest(fs.chunks(rel)) == entry.sha:
+                    continue
+                with self._source(rel, entry).open("rb") as f:
+                    fs.write(rel, iter(lambda: f.read(CHUNK), b""), mode=entry.mode)
+        except (WorkspaceError, OSError) as err:
+            raise SnapshotError(f"cannot restore snapshot {label}: {err}") from err
         self._last = None
         return manifest
+
+    def _source(self, rel: str, entry: FileEntry) -> Path:
+        if not entry.base:
+            return self._object(entry.sha)
+        if self.base_dir is None:
+            raise SnapshotError(f"{rel} is stored in the task folder, which is not known")
+        source = self.base_dir / rel
+        if not source.is_file() or _sha256(source) != entry.sha:
+            raise SnapshotError(f"{rel}: the task's env/ copy has changed since the run")
+        return source
 
     def read(self, label: str, rel: str) -> bytes:
         """One file's content at snapshot ``label`` (for diffs and viewers)."""

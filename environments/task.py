@@ -36,6 +36,8 @@ class TaskLimits(BaseModel):
     output_bytes: int = Field(1_000_000, ge=1024, description="stdout+stderr kept per command")
     max_steps: int = Field(50, ge=1)
     max_time: float = Field(4 * 3600.0, gt=0, description="seconds of wall clock for a run")
+    disk_mb: int = Field(1024, ge=1, description="MB of files a run may add to its workspace "
+                         "(apparent sizes, so sparse files count whole); past it a step is not snapshotted")
 
 
 class HParam(BaseModel):
@@ -68,6 +70,11 @@ class TaskToml(BaseModel):
     )
     tools: list[str] = Field(default_factory=list, description="method tools offered")
     validation_budget: int = Field(0, ge=0, description="Validate Submission calls per run")
+    in_process_scoring: bool = Field(
+        False, description="LEGACY, fakeable (issue 16): eval.py imports workspace code in the "
+        "trusted process; a task not yet split into produce.py + score()")
+    timed: bool = Field(False, description="the metric is the submission phase's runtime, "
+                        "measured by the host against the pristine env/ (environments/timing.py)")
     hparams: list[HParam] = Field(default_factory=list)
     limits: TaskLimits = Field(default_factory=TaskLimits)
 

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from tui.common import JSON_OPT, SANDBOX_OPT, console, err_console, fail, print_score
+from tui.common import JSON_OPT, NO_MODEL, SANDBOX_OPT, console, err_console, fail, print_score
 
 
 def register(app: typer.Typer) -> None:
@@ -76,6 +76,8 @@ def run_cmd(
                 run.save_meta()
         else:
             context = {"keep_last": keep_steps, "summarize_over": summarize_over, "fold_repeats": fold_repeats}
+        if agent == "research" and model is None and resolve_choice(None, None, None)[0] == "baseline":
+            raise AgentConfigError(NO_MODEL)
         agent, model = resolve_choice(agent, model, actions)
         actor = make_actor(agent, actions=actions, model=model, fast_model=fast_model,
                            edit_model=edit_model, mode=mode, context=context)
