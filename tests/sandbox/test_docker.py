@@ -101,6 +101,23 @@ def test_container_is_locked_down(open_docker, engine):
 
 @pytest.mark.docker
 @skip_no_engine
+def test_the_supervisors_listener_is_gone_once_it_connected(open_docker, engine):
+    """One connection only: the socket file is mounted read-only, and by the time the sandbox
+    is open its host name and private folder are gone, so nothing can connect again."""
+    from sandbox.docker_link import TARGET
+
+    sb = open_docker()
+    mounts = {m["Destination"]: m for m in engine.api.inspect_container(sb.container_id)["Mounts"]}
+    assert mounts[TARGET]["RW"] is False
+    source = Path(mounts[TARGET]["Source"])
+    assert not source.exists() and not source.parent.exists()
+    connect = f"import socket; socket.socket(socket.AF_UNIX).connect({TARGET!r})"
+    r = sb.exec([sb.python, "-c", connect])
+    assert "ConnectionRefusedError" in r.stderr, r
+
+
+@pytest.mark.docker
+@skip_no_engine
 def test_runs_the_hosts_methods_code_and_packages(open_docker, tmp_path):
     from methods.registry import METHODS_DIR
 
@@ -249,7 +266,7 @@ def test_timeout_kills_everything_the_command_started(open_docker):
     r = sb.exec(["ps", "-eo", "pid=,args="])
     procs = r.stdout.strip().splitlines()
     assert marker not in r.stdout
-    assert len(procs) == 3, procs  # the container's init, the exec's wrapper, and ps
+    assert len(procs) == 2, procs  # the container's init (the supervisor) and ps
 
 
 @pytest.mark.docker
@@ -268,6 +285,29 @@ def test_fork_bomb_past_timeout_replaces_the_container(open_docker):
     assert r.timed_out
     r = sb.exec(["echo", "alive"])
     assert r.ok and r.stdout == "alive\n"
+
+
+@pytest.mark.docker
+@skip_no_engine
+def test_a_container_killed_while_idle_is_replaced_at_the_next_command(open_docker, engine):
+    sb = open_docker()
+    first = sb.container_id
+    engine.api.kill(first)  # its supervisor dies; the engine removes it
+    r = sb.exec(["echo", "alive"])
+    assert r.ok and r.stdout == "alive\n", r
+    assert sb.container_id != first
+
+
+@pytest.mark.docker
+@skip_no_engine
+def test_the_probe_finds_docker_contained(engine):
+    """What `labcoat sandbox check` reports for docker: an unprivileged host uid, no user
+    namespace needed for that, /proc/sys read-only, PID 1 untraceable, no nested namespaces."""
+    from sandbox.probe import probe
+
+    found = probe("docker")
+    assert found.ran and found.contained, found
+    assert found.host_uids[1] == (65534 if os.getuid() == 0 else os.getuid())
 
 
 @pytest.mark.docker
@@ -307,18 +347,17 @@ def _wait_gone(engine, run_id: str, seconds: float = 10) -> bool:
     return False
 
 
-@pytest.mark.docker
-@skip_no_engine
-def test_a_killed_run_leaves_no_container_after_the_next_start(tmp_path, engine, open_docker):
-    ws = tmp_path / "killed-ws"
-    ws.mkdir()
+def _kill_a_host(engine, ws: Path, command: str) -> str:
+    """A process that opens a DockerSandbox, starts ``command`` in it and is SIGKILLed (no
+    close(), no atexit, no finalizer) while that runs or after it ended; its run id."""
     child = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(f"""
-            import time
+            import threading, time
             from sandbox.docker import DockerSandbox
             sb = DockerSandbox({str(ws)!r})
+            threading.Thread(target=sb.exec, args=(["sh", "-c", {command!r}],)).start()
+            time.sleep(0.5)
             print(sb.run_id, flush=True)
-            sb.exec(["sh", "-c", "sleep 600 &"])
             time.sleep(600)
         """)],
         cwd=REPO, stdout=subprocess.PIPE, text=True,
@@ -326,10 +365,30 @@ def test_a_killed_run_leaves_no_container_after_the_next_start(tmp_path, engine,
     )
     run_id = child.stdout.readline().strip()
     assert run_id and _ours(engine, run_id)
-    child.send_signal(signal.SIGKILL)  # no close(), no atexit, no finalizer
+    child.send_signal(signal.SIGKILL)
     child.wait()
+    return run_id
+
+
+@pytest.mark.docker
+@skip_no_engine
+def test_a_killed_run_leaves_no_container_after_the_next_start(tmp_path, engine, open_docker):
+    ws = tmp_path / "killed-ws"
+    ws.mkdir()
+    run_id = _kill_a_host(engine, ws, "sleep 600 &")
     open_docker()  # the next start
     assert _wait_gone(engine, run_id), "the killed run's container is still there"
+
+
+@pytest.mark.docker
+@skip_no_engine
+def test_the_container_goes_with_its_host_process(tmp_path, engine):
+    """Killed mid-command, with nothing started after: the supervisor sees its socket's EOF,
+    kills the command and exits, the container stops and the engine removes it."""
+    ws = tmp_path / "killed-ws"
+    ws.mkdir()
+    run_id = _kill_a_host(engine, ws, "sleep 600 & sleep 600")
+    assert _wait_gone(engine, run_id, 30), "the container outlived its host process"
 
 
 @pytest.mark.docker

@@ -89,11 +89,13 @@ def test_replayed_episode_scores_the_same_on_docker_and_local(task, tmp_path):
 
     ls, ds = local["score"], docker["score"]
     assert ls["failure"] is None and ds["failure"] is None, (ls["detail"], ds["detail"])
-    assert ls["metric"] == ds["metric"] and ls["baseline"] == ds["baseline"]
+    assert ls["metric"] == ds["metric"]
     assert ls["success"] == ds["success"]
     if task == "digits":
         assert ds["value"] == ls["value"]  # seeded CPU training: bit for bit
+        assert ds["baseline"] == ls["baseline"]
     else:
-        # forward_seconds is a wall-clock time: both measured, same verdict.
-        assert math.isfinite(ls["value"]) and math.isfinite(ds["value"])
-        assert ls["value"] > 0 and ds["value"] > 0
+        # forward_seconds is a wall-clock time, and so is the baseline a timed task measures
+        # beside it: all measured, same verdict.
+        for x in (ls["value"], ds["value"], ls["baseline"], ds["baseline"]):
+            assert math.isfinite(x) and x > 0
