@@ -65,3 +65,53 @@ def drain(fd: int, buf: CappedBuffer) -> threading.Thread:
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     return thread
+
+
+class Streams:
+    """A command's stdin, stdout and stderr as pipes: the child's ends to hand over, the host's
+    ends drained into capped buffers (and stdin fed) on daemon threads."""
+
+    def __init__(self, cap: int, stdin: str | bytes | None) -> None:
+        self.out, self.err = CappedBuffer(cap), CappedBuffer(cap)
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        if stdin is None:
+            in_r, in_w = os.open(os.devnull, os.O_RDONLY), None
+        else:
+            in_r, in_w = os.pipe()
+        self.child_fds = [in_r, out_w, err_w]
+        self._host = [out_r, err_r]
+        self._stdin = (in_w, stdin.encode() if isinstance(stdin, str) else stdin)
+        self._readers: list[threading.Thread] = []
+
+    def started(self) -> None:
+        """The child holds its ends now: close ours (so EOF can come) and start the threads."""
+        for fd in self.child_fds:
+            os.close(fd)
+        self.child_fds = []
+        self._readers = [drain(self._host[0], self.out), drain(self._host[1], self.err)]
+        self._host = []
+        in_w, data = self._stdin
+        if in_w is not None:
+            threading.Thread(target=_feed, args=(in_w, data), daemon=True).start()
+            self._stdin = (None, None)
+
+    def wait(self) -> None:
+        """Let the readers take the last output (a straggler holding a pipe is not waited for)."""
+        for r in self._readers:
+            r.join(timeout=5)
+
+    def close(self) -> None:
+        """Close whatever was never handed over (the command never started)."""
+        in_w = self._stdin[0]
+        for fd in [*self.child_fds, *self._host, *([in_w] if in_w is not None else [])]:
+            os.close(fd)
+        self.child_fds, self._host, self._stdin = [], [], (None, None)
+
+
+def _feed(fd: int, data: bytes) -> None:
+    try:
+        with open(fd, "wb") as f:
+            f.write(data)
+    except OSError:
+        pass

@@ -59,6 +59,7 @@ from sandbox.base import (
     clean_env,
     code_pythonpath,
 )
+from sandbox.capture import Streams
 from sandbox.docker_link import TARGET, Listener, SupervisorLink
 from sandbox.image import (
     IMAGE,
@@ -68,7 +69,6 @@ from sandbox.image import (
     engine_info,
     image_info,
 )
-from sandbox.local import _Streams
 from sandbox.namespace import NamespaceGone
 from sandbox.ownership import hand_back, hand_over
 
@@ -444,7 +444,7 @@ class DockerSandbox(Sandbox):
             raise ValueError("exec needs a command")
         timeout = timeout or self.limits.timeout
         full_env = clean_env({**_IDENTITY, **(env or {})}, self.limits.cpus, self._code_path())
-        streams = _Streams(self.limits.output_bytes, stdin)
+        streams = Streams(self.limits.output_bytes, stdin)
         start = time.perf_counter()
         try:
             with self._lock:
@@ -466,7 +466,7 @@ class DockerSandbox(Sandbox):
             truncated=streams.out.truncated or streams.err.truncated,
         )
 
-    def _run(self, argv: list[str], env: dict[str, str], cwd: str, streams: _Streams,
+    def _run(self, argv: list[str], env: dict[str, str], cwd: str, streams: Streams,
              timeout: float) -> tuple[int | None, bool, bool]:
         """(wait status or None if the supervisor died, timed out, OOM) of one command."""
         if self._link is None or not self._link.alive:  # died while idle: start afresh

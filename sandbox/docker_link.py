@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sandbox.base import SandboxError
-from sandbox.namespace import Namespace
+from sandbox.namespace import SupervisorChannel
 
 TARGET = "/run/labcoat-supervisor.sock"
 """Where the socket file appears inside the container (the supervisor's argument)."""
@@ -83,13 +83,12 @@ class Listener:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-class SupervisorLink(Namespace):
+class SupervisorLink(SupervisorChannel):
     """A connected supervisor, driven like a bubblewrap namespace's (``submit``, ``result``
     with the kill-on-timeout grace); the container around it is the engine's to end."""
 
-    def __init__(self, sock: socket.socket) -> None:  # no bubblewrap to spawn: not super()
+    def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
-        self.cgroup = None
 
     @property
     def alive(self) -> bool:

@@ -44,7 +44,7 @@ from sandbox.base import (
     clean_env,
     code_pythonpath,
 )
-from sandbox.capture import CappedBuffer, drain
+from sandbox.capture import Streams
 from sandbox.cgroups import Cgroup, cgroups_usable
 from sandbox.namespace import Namespace, NamespaceGone
 from sandbox.ownership import SANDBOX_GID, SANDBOX_UID, hand_back, hand_over
@@ -201,7 +201,7 @@ class LocalSandbox(Sandbox):
         timeout = timeout or self.limits.timeout
         cwd = cwd or self.workdir
         inner_env = clean_env(env, self.limits.cpus, self._code_path())
-        streams = _Streams(self.limits.output_bytes, stdin)
+        streams = Streams(self.limits.output_bytes, stdin)
         start = time.perf_counter()
         try:
             if self.bwrap:
@@ -229,7 +229,7 @@ class LocalSandbox(Sandbox):
         return [self.workspace] + [Path(m.source) for m in self.mounts if not m.read_only]
 
     def _exec_in_namespace(self, argv: Sequence[str], env: dict[str, str], cwd: str,
-                           streams: _Streams, timeout: float) -> tuple[int, bool, bool]:
+                           streams: Streams, timeout: float) -> tuple[int, bool, bool]:
         with self._lock:
             if as_root():  # what the host wrote since the last command, the sandbox's uid may change
                 hand_over(self._writable_roots())
@@ -290,7 +290,7 @@ class LocalSandbox(Sandbox):
 
     # --- no bubblewrap: one plain subprocess per command ---------------------------------------
     def _exec_plain(self, argv: Sequence[str], env: dict[str, str], cwd: str,
-                    streams: _Streams, timeout: float) -> tuple[int, bool, bool]:
+                    streams: Streams, timeout: float) -> tuple[int, bool, bool]:
         cgroup = None
         wrapper_env = dict(env)
         mem_bytes = self.limits.memory_mb << 20
@@ -387,53 +387,3 @@ def _kill_tree(proc: subprocess.Popen, cgroup: Cgroup | None) -> None:
         pass
     if cgroup:
         cgroup.kill_all()
-
-
-class _Streams:
-    """A command's stdin, stdout and stderr as pipes: the child's ends to hand over, the host's
-    ends drained into capped buffers (and stdin fed) on daemon threads."""
-
-    def __init__(self, cap: int, stdin: str | bytes | None) -> None:
-        self.out, self.err = CappedBuffer(cap), CappedBuffer(cap)
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        if stdin is None:
-            in_r, in_w = os.open(os.devnull, os.O_RDONLY), None
-        else:
-            in_r, in_w = os.pipe()
-        self.child_fds = [in_r, out_w, err_w]
-        self._host = [out_r, err_r]
-        self._stdin = (in_w, stdin.encode() if isinstance(stdin, str) else stdin)
-        self._readers: list[threading.Thread] = []
-
-    def started(self) -> None:
-        """The child holds its ends now: close ours (so EOF can come) and start the threads."""
-        for fd in self.child_fds:
-            os.close(fd)
-        self.child_fds = []
-        self._readers = [drain(self._host[0], self.out), drain(self._host[1], self.err)]
-        self._host = []
-        in_w, data = self._stdin
-        if in_w is not None:
-            threading.Thread(target=_feed, args=(in_w, data), daemon=True).start()
-            self._stdin = (None, None)
-
-    def wait(self) -> None:
-        """Let the readers take the last output (a straggler holding a pipe is not waited for)."""
-        for r in self._readers:
-            r.join(timeout=5)
-
-    def close(self) -> None:
-        """Close whatever was never handed over (the command never started)."""
-        in_w = self._stdin[0]
-        for fd in [*self.child_fds, *self._host, *([in_w] if in_w is not None else [])]:
-            os.close(fd)
-        self.child_fds, self._host, self._stdin = [], [], (None, None)
-
-
-def _feed(fd: int, data: bytes) -> None:
-    try:
-        with open(fd, "wb") as f:
-            f.write(data)
-    except OSError:
-        pass

@@ -17,6 +17,7 @@ import socket
 import subprocess
 import threading
 import weakref
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -35,7 +36,69 @@ class NamespaceGone(SandboxError):
     """The supervisor is not there to take a request (it died, or was never started)."""
 
 
-class Namespace:
+class SupervisorChannel(ABC):
+    """The host's side of the supervisor protocol over a connected socket: send a command, wait
+    for its status (killing it on a timeout). The backends differ only in how the supervisor
+    was started and how it ends: a bubblewrap namespace here, a container's init in docker."""
+
+    sock: socket.socket
+    cgroup: Cgroup | None = None
+
+    @property
+    @abstractmethod
+    def alive(self) -> bool: ...
+
+    @abstractmethod
+    def why(self) -> str:
+        """Why the supervisor is gone, for the log and the error (one line)."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def submit(self, argv: Sequence[str], env: Mapping[str, str], cwd: str, fds: list[int]) -> None:
+        """Start a command with ``fds`` as its stdin, stdout and stderr."""
+        try:
+            supervisor.send_msg(self.sock, {"argv": list(argv), "env": dict(env), "cwd": cwd}, fds)
+        except OSError as err:
+            raise NamespaceGone(f"the sandbox's supervisor is gone: {self.why()}") from err
+
+    def result(self, timeout: float) -> tuple[int | None, bool]:
+        """``(wait status, timed_out)``; the status is None when the supervisor died meanwhile.
+
+        On timeout the supervisor kills the command (and all it started); if it does not answer
+        within :data:`KILL_GRACE`, the caller tears the whole sandbox down.
+        """
+        status = self._answer(timeout)
+        if status is not _NO_ANSWER:
+            return status, False
+        try:
+            supervisor.send_msg(self.sock, {"op": "kill"})
+        except OSError:
+            return None, True
+        status = self._answer(KILL_GRACE)
+        return (None if status is _NO_ANSWER else status), True
+
+    def _answer(self, timeout: float) -> int | None | object:
+        ready, _, _ = select.select([self.sock], [], [], timeout)
+        if not ready:
+            return _NO_ANSWER
+        try:
+            msg, fds = supervisor.recv_msg(self.sock)
+        except (OSError, ValueError):
+            msg, fds = None, []
+        for fd in fds:
+            os.close(fd)
+        if msg is None:  # the caller reads the cgroup's OOM count, then closes
+            log.warning("the sandbox's supervisor died: %s", self.why())
+            return None
+        return int(msg["status"])
+
+    def oom_kills(self) -> int:
+        """OOM kills in the sandbox's cgroup so far (0 without one)."""
+        return self.cgroup.oom_kills() if self.cgroup is not None else 0
+
+
+class Namespace(SupervisorChannel):
     """bubblewrap + supervisor, alive until :meth:`close` (or until this object is collected)."""
 
     def __init__(self, launch: Sequence[str], python: str, *, env: Mapping[str, str],
@@ -65,48 +128,6 @@ class Namespace:
     @property
     def alive(self) -> bool:
         return self._finalizer.alive and self.proc.poll() is None
-
-    def submit(self, argv: Sequence[str], env: Mapping[str, str], cwd: str, fds: list[int]) -> None:
-        """Start a command with ``fds`` as its stdin, stdout and stderr."""
-        try:
-            supervisor.send_msg(self.sock, {"argv": list(argv), "env": dict(env), "cwd": cwd}, fds)
-        except OSError as err:
-            raise NamespaceGone(f"the sandbox's supervisor is gone: {self.why()}") from err
-
-    def result(self, timeout: float) -> tuple[int | None, bool]:
-        """``(wait status, timed_out)``; the status is None when the namespace died meanwhile.
-
-        On timeout the supervisor kills the command (and all it started); if it does not answer
-        within :data:`KILL_GRACE`, the whole namespace is torn down.
-        """
-        status = self._answer(timeout)
-        if status is not _NO_ANSWER:
-            return status, False
-        try:
-            supervisor.send_msg(self.sock, {"op": "kill"})
-        except OSError:
-            return None, True
-        status = self._answer(KILL_GRACE)
-        return (None if status is _NO_ANSWER else status), True
-
-    def _answer(self, timeout: float) -> int | None | object:
-        ready, _, _ = select.select([self.sock], [], [], timeout)
-        if not ready:
-            return _NO_ANSWER
-        try:
-            msg, fds = supervisor.recv_msg(self.sock)
-        except (OSError, ValueError):
-            msg, fds = None, []
-        for fd in fds:
-            os.close(fd)
-        if msg is None:  # the caller reads the cgroup's OOM count, then closes
-            log.warning("the sandbox's supervisor died: %s", self.why())
-            return None
-        return int(msg["status"])
-
-    def oom_kills(self) -> int:
-        """OOM kills in the namespace's cgroup so far (0 without one)."""
-        return self.cgroup.oom_kills() if self.cgroup is not None else 0
 
     def why(self) -> str:
         code = self.proc.poll()

@@ -11,7 +11,6 @@ every backend, are in ``hostile.py``; that the container goes with its host, in
 
 from __future__ import annotations
 
-import os
 import textwrap
 
 import pytest
