@@ -1,7 +1,8 @@
 """Every model call goes through a :class:`Meter`: logged, counted, priced, and redacted.
 
-Each call appends one line to ``<run>/llm/calls.jsonl`` (role, model, prompt, reply, usage,
-cost, retries, seconds, error) and adds to ``run.meta.totals``, which the runner's budgets read.
+Each call appends one line to ``<run>/llm/calls.jsonl`` (role, model, prompt, reply, usage --
+marked ``estimated`` where the model reported none --, cost, retries, seconds, error) and adds
+to ``run.meta.totals``, which the runner's budgets read.
 Any value of a credential-like environment variable is replaced by ``***`` before writing.
 """
 
@@ -30,11 +31,12 @@ class Meter:
         self.calls = 0
 
     def call(self, model: Model, messages: list[dict[str, Any]], *, role: str,
-             tools: list[dict[str, Any]] | None = None) -> Reply:
-        """One metered call; :class:`ModelError` (logged first) when it fails for good."""
+             tools: list[dict[str, Any]] | None = None, **options: Any) -> Reply:
+        """One metered call; :class:`ModelError` (logged first) when it fails for good.
+        ``options`` go to models that take them (``grammar=`` for llama.cpp)."""
         start = time.perf_counter()
         try:
-            reply = model.complete(messages, tools=tools)
+            reply = model.complete(messages, tools=tools, **options)
         except ModelError as err:
             message = redact(str(err), secret_values())
             self._log(model.name, role, messages, tools, None, time.perf_counter() - start, message)

@@ -1,30 +1,36 @@
 """The prompt builder: what the model sees each step, within a small, steady number of tokens.
 
 The static prefix (instructions, tool descriptions, research problem) is the system message,
-identical every step so providers can cache it. The step message holds the remaining budget,
-one line for each older step, the latest Research Plan and Status (once, not per step), and the
-last ``keep_last`` steps in full. Observations longer than ``summarize_over`` characters are
-summarised by the fast model when they are recorded (see :mod:`agent.research`): the latest
-observation is still shown whole up to ``latest_whole`` characters (the model acts on it now),
-earlier ones as their summaries. A script's output is shown with its repeated lines folded
-(:func:`agent.digest.fold_repeats`, lossless), and older steps say what their observation
-reported (:func:`agent.digest.gist`).
+identical every step so providers can cache it. The step message is laid out so that it opens
+as the previous step's did (providers' prefix caches, llama.cpp's KV cache): one line for each
+older step, the Research Plan and Status as of the last of them, the latest steps whole, and only
+then what changes every step: the plan's change since, the budget left, the request. Whole steps
+become one-line steps ``collapse_every`` (3) at a time, so the middle changes every third step.
+Observations longer than ``summarize_over`` characters are summarised by the fast model when
+they are recorded (see :mod:`agent.research`): the latest observation is still shown whole up to
+``latest_whole`` characters (the model acts on it now), earlier ones as their summaries. A
+script's output is shown with its repeated lines folded (:func:`agent.digest.fold_repeats`,
+lossless), and older steps say what their observation reported (:func:`agent.digest.gist`).
+A model with a small window gets the richest context that fits it (:func:`fit_messages`).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from agent import digest, prompts
+from environments.observation import cap_text
 from environments.runs import RunMeta
 
 
 class ContextSettings(BaseModel):
-    keep_last: int = Field(3, ge=0, description="steps shown whole (thought, action, input, observation)")
+    keep_last: int = Field(3, ge=0, description="steps shown whole (thought, action, input, observation), "
+                           "on average: see collapse_every")
     summarize_over: int = Field(1500, ge=0, description="observations longer than this (chars) are "
                                 "summarised by the fast model and shown as the summary once they are "
                                 "not the latest; 0 = never")
@@ -36,6 +42,12 @@ class ContextSettings(BaseModel):
                               "table of the numbers (nothing is lost); 0 = never")
     older_lines: int = Field(40, ge=0, description="older steps listed, one line each")
     line_chars: int = Field(100, ge=40)
+    args_whole: int = Field(100_000, ge=200, description="a whole step's action input is shown "
+                            "within this many chars (head and tail); a small window lowers it")
+    collapse_every: int = Field(3, ge=1, description="whole steps become one-line ones this many at a "
+                                "time, at most keep_last (with 3: keep_last - 1 to keep_last + 1 are "
+                                "whole), so most steps' prompts open with the previous step's prompt "
+                                "(providers' prefix caches)")
     format_retries: int = Field(3, ge=0, description="re-asks after an unusable response")
 
 
@@ -110,23 +122,101 @@ def system_message(problem: str, tools_text: str, mode: str) -> dict[str, str]:
     return {"role": "system", "content": text}
 
 
+def _in_steps(n: int, keep: int, every: int) -> int:
+    """Where the whole steps start: ``n - keep`` rounded down to a multiple of ``every``, so the
+    boundary moves (and the prompt's middle changes) once every ``every`` steps, not each step."""
+    return max(0, (n - keep) // every * every) if n > keep else 0
+
+
+def _first_older(cut: int, most: int) -> int:
+    """The first older step listed: at most ``most`` lines, the oldest dropped ten at a time
+    (so the list's opening stays put for ten steps)."""
+    return -(-(cut - most) // 10) * 10 if cut > most else 0
+
+
+def plan_change(base: str, plan: str, since: int) -> str:
+    """The latest plan told against the one shown with step ``since`` (in the stable part of the
+    prompt): unchanged, what it adds at its end, its changed lines (``-``/``+``), or, rewritten
+    throughout, itself."""
+    base, plan = base.strip(), plan.strip()
+    if plan == base:
+        return prompts.PLAN_SAME.format(index=since)
+    if plan.startswith(base):
+        return prompts.PLAN_ADDS.format(index=since, lines=plan[len(base):].strip("\n"))
+    old, new = base.splitlines(), plan.splitlines()
+    gone = [f"- {x}" for x in old if x not in new]
+    added = [f"+ {x}" for x in new if x not in old]
+    edits = "\n".join(gone + added)
+    if len(edits) >= len(plan):  # rewritten throughout: the plan itself is shorter
+        return prompts.PLAN_REWRITTEN.format(index=since, plan=plan)
+    return prompts.PLAN_EDITS.format(index=since, lines=edits)
+
+
 def step_message(steps: list[AgentStep], plan: str, budget: str, s: ContextSettings,
-                 mode: str) -> dict[str, str]:
-    cut = max(0, len(steps) - s.keep_last)
-    older, recent = steps[:cut][-s.older_lines:] if s.older_lines else [], steps[cut:]
+                 mode: str) -> dict[str, Any]:
+    """Older steps, the plan as of the last of them, the whole steps, the plan's change since,
+    the budget: each part in place until it must change, so the prompt opens as the last one did
+    (see :data:`prompts.STEP`)."""
+    every = max(1, min(s.collapse_every, s.keep_last))  # --keep-steps 1 stays exactly one
+    cut = _in_steps(len(steps), s.keep_last - (every - 1) // 2, every)
+    older = steps[_first_older(cut, s.older_lines):cut] if s.older_lines else []
+    recent = steps[cut:]
     history = (prompts.OLDER.format(lines="\n".join(older_line(x, s.line_chars) for x in older))
                if older else "")
-    shown = "\n\n".join(prompts.RECENT_STEP.format(
-        index=x.index, thought=x.thought or "-", action=x.action, args=_args_text(x.args),
-        observation=x.shown(x is steps[-1], s)) for x in recent)
+    base = steps[cut - 1].fields.get("Research Plan and Status", "").strip() if cut else ""
+    if base and plan.strip():
+        history += prompts.PLAN_AT.format(index=steps[cut - 1].index, plan=base)
+        latest = plan_change(base, plan, steps[cut - 1].index)
+    else:
+        latest = prompts.PLAN_LATEST.format(plan=plan.strip() or prompts.NO_PLAN)
+    blocks = [prompts.RECENT_STEP.format(
+        index=x.index, thought=x.thought or "-", action=x.action,
+        args=cap_text(_args_text(x.args), s.args_whole)[0],
+        observation=x.shown(x is steps[-1], s)) for x in recent]
     text = prompts.STEP.format(
-        budget=budget, history=history, plan=plan.strip() or prompts.NO_PLAN,
-        recent=prompts.RECENT.format(steps=shown) if recent else "",
+        budget=budget, history=history, plan=latest,
+        recent=prompts.RECENT.format(steps="\n\n".join(blocks)) if blocks else "",
         ask=prompts.ASK_REACT if mode == "react" else prompts.ASK_TOOLS)
-    return {"role": "user", "content": text}
+    return {"role": "user", "content": text, CACHE_POINTS: _cache_points(history, blocks)}
+
+
+CACHE_POINTS = "cache_points"
+"""A step message's key: offsets in its text where a prefix the next prompt repeats may end (after
+the older steps, before each whole step). Anthropic's cache needs them as block boundaries; the
+other providers send only role and content."""
+
+
+def _cache_points(history: str, blocks: list[str]) -> list[int]:
+    points = [len(history)] if history else []
+    at = len(history) + prompts.RECENT.index("{steps}")
+    for block in blocks:
+        points.append(at)
+        at += len(block) + 2  # the "\n\n" between blocks
+    return points
 
 
 def build_messages(problem: str, tools_text: str, steps: list[AgentStep], plan: str, budget: str,
                    settings: ContextSettings, mode: str = "react") -> list[dict[str, str]]:
     return [system_message(problem, tools_text, mode),
             step_message(steps, plan, budget, settings, mode)]
+
+
+# Ever shorter contexts for a model whose window the full one overflows (a 4k local model):
+# fewer whole steps, the latest observation as its summary sooner, fewer and shorter older lines,
+# long action inputs (a written file) cut in the middle.
+DEGRADE = ({}, {"keep_last": 2, "latest_whole": 2500, "older_lines": 20},
+           {"keep_last": 1, "latest_whole": 1500, "older_lines": 10, "line_chars": 80, "args_whole": 2000},
+           {"keep_last": 1, "latest_whole": 600, "older_lines": 4, "line_chars": 60, "args_whole": 400})
+
+
+def fit_messages(build: Callable[[ContextSettings], list[dict[str, str]]], settings: ContextSettings,
+                 count: Callable[[list[dict[str, str]]], int], budget: int) -> list[dict[str, str]]:
+    """The richest of :data:`DEGRADE`'s contexts whose prompt is within ``budget`` tokens
+    (``count``: the model's own tokenizer); the shortest if none is, which the model then cuts
+    to its window itself. Never raises for length: a small window costs detail, not the run."""
+    for change in DEGRADE:
+        s = settings.model_copy(update={k: min(v, getattr(settings, k)) for k, v in change.items()})
+        messages = build(s)
+        if count(messages) <= budget:
+            return messages
+    return messages

@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent.models.base import clean_value
+
 FIELDS = ["Reflection", "Research Plan and Status", "Fact Check", "Thought", "Action Input", "Action"]
 _HEADER = re.compile(
     r"^[ \t>#*_`-]*(" + "|".join(re.escape(f) for f in FIELDS) + r")[ \t*_`]*:[ \t*_`]*",
@@ -85,7 +87,7 @@ def parse_action_input(text: str) -> dict[str, Any]:
     value = _decode(candidate)
     if not isinstance(value, dict):
         raise FormatError("Action Input must be a JSON object.")
-    return value
+    return clean_value(value)  # a JSON escape of a lone surrogate cannot be written as UTF-8
 
 
 def _balanced(text: str, start: int) -> str:

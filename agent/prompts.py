@@ -33,12 +33,18 @@ TOOLS_FORMAT = f"""Each turn, first write, as plain text:
 {FIELD_GUIDE}
 Then call exactly one tool."""
 
-STEP = """Budget left: {budget}
+# What changes every step comes last (the plan, the budget), so each step's prompt opens with
+# the previous one's: providers' prefix caches then serve all but the tail (see agent.context).
+STEP = """{history}{recent}{plan}
 
-{history}Your latest Research Plan and Status:
-{plan}
-
-{recent}{ask}"""
+Budget left: {budget}
+{ask}"""
+PLAN_LATEST = "Your latest Research Plan and Status:\n{plan}"
+PLAN_AT = "Your Research Plan and Status after step {index}:\n{plan}\n\n"
+PLAN_SAME = "Your latest Research Plan and Status: as after step {index}."
+PLAN_ADDS = "Your latest Research Plan and Status: as after step {index}, then:\n{lines}"
+PLAN_EDITS = "Your latest Research Plan and Status: as after step {index}, with these lines changed:\n{lines}"
+PLAN_REWRITTEN = "Your latest Research Plan and Status (it replaces the one after step {index}):\n{plan}"
 
 ASK_REACT = "Now respond in the format above, with one action."
 ASK_TOOLS = "Now write your Reflection, Research Plan and Status, Fact Check and Thought, then call one tool."

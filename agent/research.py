@@ -4,6 +4,9 @@ Each step: build the prompt (:mod:`agent.context`), call the model, parse the re
 text or a native tool call), check the action and its input against the environment's actions
 (an unusable response gets a reminder; a bad input gets its usage, and the environment is not
 called), and hand the action to the runner. Long observations are summarised by the fast model.
+A model with a small window (``context_window``, ``count_tokens``: the local llama.cpp one) gets
+the richest context that fits it (:func:`agent.context.fit_messages`); one that takes a grammar
+(``takes_grammar``) decodes react replies under the actions' grammar, so every one parses.
 """
 
 from __future__ import annotations
@@ -19,8 +22,9 @@ from agent.context import (
     ContextSettings,
     budget_line,
     build_messages,
-    older_line,
+    fit_messages,
     needs_summary,
+    older_line,
 )
 from agent.llm_actions import LLMActions
 from agent.models import Model, ModelError
@@ -43,6 +47,7 @@ class ResearchAgent:
         self.steps: list[AgentStep] = []
         self.plan = ""
         self.meter = Meter(None)
+        self.grammar: str | None = None
 
     def extra_actions(self) -> Sequence[ActionSpec]:
         return self.tools.specs()
@@ -52,20 +57,39 @@ class ResearchAgent:
         self.tools.bind(env, self.meter)
         self.specs = list(env.actions.values())
         self.tools_text = prompts.describe_actions(self.specs)
+        if self.mode == "react" and getattr(self.model, "takes_grammar", False):
+            from agent.models.grammar import react_grammar
+
+            self.grammar = react_grammar([(s.name, s.json_schema()) for s in self.specs])
         for s in history:  # resume: rebuild the context from the trace
             fields = s.meta.get("fields", {})
             self.plan = fields.get("Research Plan and Status", self.plan)
             long = needs_summary(s.observation, self.settings)
             short = cap_text(s.observation, self.settings.summarize_over)[0] if long else None
             self.steps.append(AgentStep(s.index, s.action, s.args, s.observation, s.error,
-                                        fields.get("Thought", ""), short))  # no re-summarising on resume
+                                        fields.get("Thought", ""), short, fields))  # no re-summarising on resume
+
+    def _messages(self, env: Environment) -> list[dict[str, str]]:
+        budget = budget_line(env.run.meta if env.run else None)
+
+        def build(settings: ContextSettings) -> list[dict[str, str]]:
+            return build_messages(env.task.research_problem, self.tools_text, self.steps, self.plan,
+                                  budget, settings, self.mode)
+
+        window = getattr(self.model, "context_window", None)
+        if not window:
+            return build(self.settings)
+        try:
+            return fit_messages(build, self.settings, self.model.count_tokens, window)
+        except ModelError as err:  # the tokenizer is the model's: loading it can fail
+            raise ActorError(str(err)) from err
 
     def propose(self, env: Environment) -> Proposal | None:
-        messages = build_messages(env.task.research_problem, self.tools_text, self.steps, self.plan,
-                                  budget_line(env.run.meta if env.run else None), self.settings, self.mode)
+        messages = self._messages(env)
         tools = tool_schemas(self.specs) if self.mode == "tools" else None
+        extra = {"grammar": self.grammar} if self.grammar else {}
         for _ in range(self.settings.format_retries + 1):
-            reply = self._call(self.model, messages, "agent", tools)
+            reply = self._call(self.model, messages, "agent", tools, **extra)
             try:
                 if tools:
                     action, args, fields = parse_tool_reply(reply, self.specs)
@@ -95,9 +119,9 @@ class ResearchAgent:
             return prompts.INVALID_INPUT.format(action=spec.name, problem=err, usage=spec.usage())
         return None
 
-    def _call(self, model: Model, messages, role: str, tools=None):
+    def _call(self, model: Model, messages, role: str, tools=None, **options):
         try:
-            return self.meter.call(model, messages, role=role, tools=tools)
+            return self.meter.call(model, messages, role=role, tools=tools, **options)
         except ModelError as err:
             raise ActorError(str(err)) from err
 

@@ -1,9 +1,11 @@
 """Model strings ``provider/model[?key=value&...]`` -> a :class:`Model`, keys checked up front.
 
-``openai/<model>``, ``anthropic/<model>``, ``langchain/<module:Class>``, ``scripted/<path>``.
-(``baseline/hparam`` is an agent, not a model: see :mod:`agent.factory`.) Options after ``?``
-are keyword arguments (``timeout``, ``max_retries``, ``temperature``, ...; values parsed as JSON
-where they parse). Keys come from the providers' usual variables or a ``.env`` file.
+``openai/<model>``, ``anthropic/<model>``, ``llamacpp/<name or .gguf path>``,
+``langchain/<module:Class>``, ``scripted/<path>``. (``baseline/hparam`` is an agent, not a
+model: see :mod:`agent.factory`.) Options after ``?`` are keyword arguments (``temperature``,
+...; values parsed as JSON where they parse); ``timeout``, ``max_retries`` and ``deadline`` set
+the call policy (:mod:`agent.models.policy`). Keys come from the providers' usual variables or
+a ``.env`` file.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from agent.models.base import (
 __all__ = ["Model", "ModelConfigError", "ModelError", "Reply", "ToolCall", "Usage", "cost_of",
            "price_of", "make_model", "parse_model", "load_env", "secret_values", "KEY_VARS"]
 
-PROVIDERS = ("openai", "anthropic", "langchain", "scripted")
+PROVIDERS = ("openai", "anthropic", "llamacpp", "langchain", "scripted")
 KEY_VARS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.I)
 
@@ -83,8 +85,6 @@ def make_model(spec: str, *, shared: dict[str, Model] | None = None) -> Model:
     """Build the client for a model string; ``shared`` reuses one scripted file's instance."""
     load_env()
     provider, name, options = parse_model(spec)
-    common = {"timeout": float(os.environ.get("LABCOAT_LLM_TIMEOUT", "120")),
-              "max_retries": int(os.environ.get("LABCOAT_LLM_RETRIES", "4"))}
     if provider == "scripted":
         from agent.models.scripted import ScriptedModel
 
@@ -100,12 +100,22 @@ def make_model(spec: str, *, shared: dict[str, Model] | None = None) -> Model:
 
         retries = int(options.pop("labcoat_retries", 2))
         return LangChainModel(name, options, retries=retries)
+    if provider == "llamacpp":
+        from agent.models.llamacpp_model import LlamaCppModel
+
+        return LlamaCppModel.from_options(name, options)
+    from agent.models.policy import CallPolicy
+
+    try:
+        policy = CallPolicy.from_env(options)
+    except ValueError as err:
+        raise ModelConfigError(f"model {spec!r}: bad timeout, retry or deadline setting: {err}") from err
     if provider == "openai":
         from agent.models.openai_model import OpenAIModel
 
         return OpenAIModel(name, api_key=_key("openai"), base_url=os.environ.get("OPENAI_BASE_URL"),
-                           **{**common, **options})
+                           policy=policy, **options)
     from agent.models.anthropic_model import AnthropicModel
 
     return AnthropicModel(name, api_key=_key("anthropic"),
-                          base_url=os.environ.get("ANTHROPIC_BASE_URL"), **{**common, **options})
+                          base_url=os.environ.get("ANTHROPIC_BASE_URL"), policy=policy, **options)

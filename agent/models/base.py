@@ -2,7 +2,7 @@
 
 A model takes chat messages (``{"role": "system"|"user"|"assistant", "content": str}``) and,
 optionally, neutral tool schemas (``{"name", "description", "parameters"}``), and returns one
-:class:`Reply`. Retries live in the SDKs (``max_retries``, ``timeout``); when they are spent the
+:class:`Reply`. Timeouts and retries follow :mod:`agent.models.policy`; when they are spent the
 client raises :class:`ModelError`, which the agent turns into the run's ``error`` status.
 """
 
@@ -10,11 +10,32 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str | None) -> str:
+    """Text with lone surrogates (a broken server's ``\\ud800``, raw or as a JSON escape once
+    decoded) as U+FFFD, so it can be written as UTF-8 anywhere (trace, sandbox files, the TUI)."""
+    return _SURROGATE.sub("\ufffd", text or "")
+
+
+def clean_value(value: Any) -> Any:
+    """:func:`clean_text` on every string of a decoded JSON value (an action's input)."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean_text(str(k)): clean_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean_value(v) for v in value]
+    return value
 
 
 class ModelError(RuntimeError):
@@ -29,10 +50,11 @@ class Usage(BaseModel):
     input: int = Field(0, description="all prompt tokens, cached ones included")
     output: int = 0
     cached: int = Field(0, description="prompt tokens read from the provider's cache")
+    estimated: bool = Field(False, description="counted by labcoat (the model reported no usage)")
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(input=self.input + other.input, output=self.output + other.output,
-                     cached=self.cached + other.cached)
+                     cached=self.cached + other.cached, estimated=self.estimated or other.estimated)
 
 
 class ToolCall(BaseModel):
@@ -59,6 +81,11 @@ class Model(Protocol):
                  tools: list[dict[str, Any]] | None = None) -> Reply:
         ...
 
+# Optional, for a model with a small window or a constrained decoder (the llama.cpp one); the
+# research agent looks for them with getattr: ``context_window`` (prompt tokens a call may
+# send), ``count_tokens(messages)`` (by the model's own tokenizer), ``takes_grammar`` (then
+# ``complete`` also takes ``grammar=`` GBNF text for react replies).
+
 
 # US dollars per million tokens: (input, output, cached input). Longest matching prefix wins.
 # Extend or override in $LABCOAT_PRICES or $LABCOAT_HOME/prices.toml:
@@ -83,6 +110,7 @@ PRICES: dict[str, tuple[float, float, float]] = {
     "anthropic/claude-haiku-4": (1.00, 5.00, 0.10),
     "anthropic/claude-3-5-haiku": (0.80, 4.00, 0.08),
     "scripted/": (0.0, 0.0, 0.0),
+    "llamacpp/": (0.0, 0.0, 0.0),  # in-process: no bill
     "baseline/": (0.0, 0.0, 0.0),
 }
 
@@ -125,3 +153,14 @@ def cost_of(model: str, usage: Usage) -> float:
 def estimate_tokens(text: str) -> int:
     """A rough token count (about 4 characters a token) for models that report none."""
     return max(1, len(text) // 4) if text else 0
+
+
+def prompt_chars(messages: list[dict[str, Any]]) -> int:
+    return sum(len(str(m.get("content", ""))) for m in messages)
+
+
+def estimated_usage(prompt: int, reply: str) -> Usage:
+    """Usage for a model that reported none (a scripted file, a server that left it out), from
+    the prompt's length in characters, marked ``estimated`` so the call log says so."""
+    return Usage(input=max(1, prompt // 4) if prompt else 0, output=estimate_tokens(reply) or 1,
+                 estimated=True)

@@ -17,7 +17,8 @@ from agent.models.base import (
     ToolCall,
     Usage,
     cost_of,
-    estimate_tokens,
+    estimated_usage,
+    prompt_chars,
 )
 
 
@@ -42,16 +43,16 @@ def to_lc_messages(messages: list[dict[str, Any]]):
     return [kinds[m["role"]](content=m["content"]) for m in messages]
 
 
-def reply_from_ai(msg, name: str, prompt_chars: int) -> Reply:
+def reply_from_ai(msg, name: str, prompt: int) -> Reply:
     meta = getattr(msg, "usage_metadata", None) or {}
+    text = msg.content if isinstance(msg.content, str) else "".join(
+        b.get("text", "") for b in msg.content if isinstance(b, dict))
     if meta:
         details = meta.get("input_token_details") or {}
         usage = Usage(input=meta.get("input_tokens", 0), output=meta.get("output_tokens", 0),
                       cached=details.get("cache_read", 0) or 0)
     else:
-        usage = Usage(input=prompt_chars // 4, output=estimate_tokens(str(msg.content)))
-    text = msg.content if isinstance(msg.content, str) else "".join(
-        b.get("text", "") for b in msg.content if isinstance(b, dict))
+        usage = estimated_usage(prompt, text)
     calls = [ToolCall(id=c.get("id") or "", name=c["name"], arguments=c.get("args") or {})
              for c in getattr(msg, "tool_calls", None) or []]
     return Reply(text=text, tool_calls=calls, usage=usage, cost=cost_of(name, usage), model=name)
@@ -74,4 +75,4 @@ class LangChainModel:
             msg = self.runnable(lc_tools).invoke(to_lc_messages(messages))
         except Exception as err:  # noqa: BLE001 - LangChain providers raise their own types
             raise ModelError(f"{self.name}: {type(err).__name__}: {err}") from err
-        return reply_from_ai(msg, self.name, sum(len(str(m["content"])) for m in messages))
+        return reply_from_ai(msg, self.name, prompt_chars(messages))

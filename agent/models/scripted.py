@@ -23,9 +23,9 @@ from agent.models.base import (
     ModelError,
     Reply,
     ToolCall,
-    Usage,
     cost_of,
-    estimate_tokens,
+    estimated_usage,
+    prompt_chars,
 )
 
 SEPARATOR = "---8<---"
@@ -68,8 +68,7 @@ class ScriptedModel:
             raise ModelError(f"{self.name}: all {len(self.replies)} scripted replies are used up")
         reply = self.replies[self.position].model_copy(deep=True)
         self.position += 1
-        prompt = sum(len(str(m.get("content", ""))) for m in messages)
-        reply.usage = Usage(input=estimate_tokens("x" * prompt), output=estimate_tokens(reply.text) or 1)
+        reply.usage = estimated_usage(prompt_chars(messages), reply.text)
         reply.cost = cost_of("scripted/", reply.usage)
         reply.model = self.name
         return reply

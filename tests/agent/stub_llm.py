@@ -1,17 +1,24 @@
 """A loopback HTTP stub of the OpenAI and Anthropic APIs, driven by a list of behaviours.
 
 Each request takes the next behaviour: ``{"text": ...}`` (a normal reply, optional
-``"tool_calls"`` and ``"usage": [in, out, cached]``), ``{"status": 429|500, "headers": {...}}``
-or ``{"hang": seconds}`` (no answer until the client gives up). It serves at most
-``max_requests`` requests and answers 500 once its behaviours are used up.
+``"tool_calls"`` and ``"usage": [in, out, cached]``, or ``"usage": None`` for none),
+``{"status": 429|500, "headers": {...}}``, ``{"hang": seconds}`` (no answer until the client gives
+up), and the faults a real server or proxy sends: ``{"raw": text, "content_type": ...}`` (any
+body as it is, e.g. truncated JSON, HTML, nothing; ``"status"`` optional), ``{"payload": {...}}``
+(a JSON body of any shape) and ``{"reset": True}`` (the connection dropped with a TCP reset).
+It serves at most ``max_requests`` requests and answers 500 once its behaviours are used up.
 """
 
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+KEY = "sk-labcoat-test-9f8e7d6c5b4a3f2e1d"  # a fake provider key, to check it never leaks
 
 
 class StubLLM:
@@ -37,6 +44,18 @@ class StubLLM:
                 if "hang" in b:
                     stub.stop.wait(b["hang"])
                     return
+                if b.get("reset"):
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.connection.close()
+                    self.close_connection = True
+                    return
+                if "raw" in b:
+                    self._send_raw(b.get("status", 200), b["raw"], b.get("content_type", "application/json"),
+                                   b.get("headers", {}))
+                    return
+                if "payload" in b:
+                    self._send(b.get("status", 200), b["payload"], b.get("headers", {}))
+                    return
                 if "status" in b:
                     self._send(b["status"], {"error": {"message": "stub error", "type": "stub"}},
                                b.get("headers", {}))
@@ -44,10 +63,20 @@ class StubLLM:
                 anthropic = self.path.endswith("/messages")
                 self._send(200, (_anthropic if anthropic else _openai)(b))
 
+            def finish(self) -> None:
+                try:
+                    super().finish()
+                except OSError:  # the connection was reset on purpose
+                    pass
+
             def _send(self, code: int, payload: dict, headers: dict | None = None) -> None:
-                data = json.dumps(payload).encode()
+                self._send_raw(code, json.dumps(payload), "application/json", headers)
+
+            def _send_raw(self, code: int, body: str | bytes, content_type: str,
+                          headers: dict | None = None) -> None:
+                data = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
                 self.send_response(code)
-                self.send_header("content-type", "application/json")
+                self.send_header("content-type", content_type)
                 self.send_header("content-length", str(len(data)))
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
@@ -72,30 +101,44 @@ class StubLLM:
         self.server.server_close()
 
 
-def _usage(b: dict) -> tuple[int, int, int]:
-    return tuple(b.get("usage", (100, 20, 0)))  # type: ignore[return-value]
+def _usage(b: dict) -> tuple[int, int, int] | None:
+    u = b.get("usage", (100, 20, 0))
+    return None if u is None else tuple(u)  # type: ignore[return-value]
 
 
 def _openai(b: dict) -> dict:
-    i, o, c = _usage(b)
+    u = _usage(b)
     message: dict[str, Any] = {"role": "assistant", "content": b.get("text")}
     if b.get("tool_calls"):
         message["tool_calls"] = [{"id": f"call_{n}", "type": "function",
                                   "function": {"name": t["name"], "arguments": json.dumps(t["arguments"])}}
                                  for n, t in enumerate(b["tool_calls"])]
-    return {"id": "chatcmpl-stub", "object": "chat.completion", "created": 0, "model": "stub",
-            "choices": [{"index": 0, "message": message,
-                         "finish_reason": "tool_calls" if b.get("tool_calls") else "stop"}],
-            "usage": {"prompt_tokens": i, "completion_tokens": o, "total_tokens": i + o,
-                      "prompt_tokens_details": {"cached_tokens": c}}}
+    out = {"id": "chatcmpl-stub", "object": "chat.completion", "created": 0, "model": "stub",
+           "choices": [{"index": 0, "message": message,
+                        "finish_reason": "tool_calls" if b.get("tool_calls") else "stop"}]}
+    if u is not None:
+        i, o, c = u
+        out["usage"] = {"prompt_tokens": i, "completion_tokens": o, "total_tokens": i + o,
+                        "prompt_tokens_details": {"cached_tokens": c}}
+    return out
 
 
 def _anthropic(b: dict) -> dict:
-    i, o, c = _usage(b)
+    u = _usage(b)
     content: list[dict[str, Any]] = [{"type": "text", "text": b["text"]}] if b.get("text") else []
     content += [{"type": "tool_use", "id": f"toolu_{n}", "name": t["name"], "input": t["arguments"]}
                 for n, t in enumerate(b.get("tool_calls") or [])]
-    return {"id": "msg_stub", "type": "message", "role": "assistant", "model": "stub", "content": content,
-            "stop_reason": "tool_use" if b.get("tool_calls") else "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": i - c, "output_tokens": o, "cache_read_input_tokens": c,
-                      "cache_creation_input_tokens": 0}}
+    out = {"id": "msg_stub", "type": "message", "role": "assistant", "model": "stub", "content": content,
+           "stop_reason": "tool_use" if b.get("tool_calls") else "end_turn", "stop_sequence": None}
+    if u is not None:
+        i, o, c = u
+        out["usage"] = {"input_tokens": i - c, "output_tokens": o, "cache_read_input_tokens": c,
+                        "cache_creation_input_tokens": 0}
+    return out
+
+
+def connect(monkeypatch, provider: str, stub: StubLLM) -> str:
+    """Point the provider's SDK at the stub; the model string to use."""
+    url = stub.url + "/v1" if provider == "openai" else stub.url
+    monkeypatch.setenv(f"{provider.upper()}_BASE_URL", url)
+    return f"{provider}/stub-model"

@@ -90,7 +90,7 @@ def test_context_keeps_last_steps_whole_and_older_ones_as_lines(tiny_task, tmp_p
     replies = [react("List Files", {"dir_path": "."}, thought=f"look {i}", plan=f"plan v{i}") for i in range(5)]
     replies.append(react("Final Answer", {"final_answer": "x"}))
     run, _, _ = episode(tiny_task, tmp_path, write_replies(tmp_path / "r.txt", replies),
-                        context={"keep_last": 2})
+                        context={"keep_last": 2, "collapse_every": 1})  # exactly 2 whole
     calls = [json.loads(x) for x in (run.path / "llm" / "calls.jsonl").read_text().splitlines()]
     prompt = calls[-1]["messages"][1]["content"]
     assert "plan v4" in prompt and "plan v3" not in prompt  # the latest plan, once

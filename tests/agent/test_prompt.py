@@ -122,7 +122,7 @@ def test_a_programs_repeated_output_lines_are_folded_file_contents_never():
 
 def test_older_steps_are_one_line_each_and_recent_steps_are_not_repeated_there():
     steps = [_step(i, f"ran {i}") for i in range(1, 8)]
-    prompt = _prompt(steps, ContextSettings(keep_last=3))
+    prompt = _prompt(steps, ContextSettings(keep_last=3, collapse_every=1))
     for i in range(1, 5):
         assert f"\n{i}. Execute Script(train.py) -> ran {i}\n" in prompt + "\n"
     for i in range(5, 8):
@@ -153,3 +153,43 @@ def test_the_benchmark_measures_the_agents_own_defaults():
     ours = sum(bench.tokens(bench.labcoat_prompt(trace, n, problem, ContextSettings())) for n in range(len(trace)))
     theirs = sum(bench.tokens(bench.mlab_prompt(trace, n, problem)) for n in range(len(trace)))
     assert ours / theirs < 0.5  # issue 4's goal (0.616 at first, 0.549 before the gists and folding)
+
+
+def _with_plan(i: int, plan: str) -> AgentStep:
+    step = _step(i, f"ran {i}")
+    step.fields = {"Research Plan and Status": plan}
+    return step
+
+
+def test_each_prompt_opens_with_the_last_one_between_collapses():
+    """Budget and plan come last and whole steps collapse three at a time, so a provider's
+    prefix cache serves the previous prompt; 2 to 4 steps are whole (3 on average)."""
+    plans = [f"1. baseline\n" + "".join(f"{k}. step {k} done\n" for k in range(2, i + 2)) for i in range(1, 13)]
+    steps = [_with_plan(i, plans[i - 1]) for i in range(1, 13)]
+    prompts_ = []
+    for n in range(1, 13):
+        messages = build_messages("p", "tools", steps[:n], plans[n - 1], f"{50 - n} of 50 steps", ContextSettings())
+        prompts_.append(messages[1]["content"])
+    whole = [p.count("[Step ") for p in prompts_]
+    assert all(2 <= w <= 4 for w in whole[2:]) and sum(whole[2:]) / len(whole[2:]) == pytest.approx(3, abs=0.3)
+    kept = 0
+    for before, after, w in zip(prompts_, prompts_[1:], whole[1:], strict=False):
+        stable = before[:before.rindex("[Step ")]  # everything up to the latest whole step
+        kept += after.startswith(stable)
+    assert kept >= 2 * len(prompts_[1:]) // 3 - 1  # all but the collapsing steps
+    last = prompts_[-1]
+    assert last.rstrip().endswith(prompts.ASK_REACT) and "Budget left: 38 of 50 steps" in last
+    assert "after step " in last and "12. step 12 done" in last  # the plan: at the boundary, then its change
+    assert last.count("2. step 2 done") == 1  # not repeated
+
+
+def test_a_rewritten_plan_is_told_by_its_changed_lines():
+    from agent.context import plan_change
+
+    base = "1. read data (done)\n2. baseline (in progress)\n3. tune the learning rate\n4. add features\n5. submit"
+    assert plan_change(base, base, 4) == prompts.PLAN_SAME.format(index=4)
+    assert plan_change(base, base + "\n4. submit", 4).endswith("then:\n4. submit")
+    changed = plan_change(base, base.replace("(in progress)", "(done: 0.71)"), 4)
+    assert changed.endswith("- 2. baseline (in progress)\n+ 2. baseline (done: 0.71)")
+    rewritten = "A. new plan\nB. all of it"
+    assert plan_change(base, rewritten, 4) == prompts.PLAN_REWRITTEN.format(index=4, plan=rewritten)

@@ -10,31 +10,9 @@ import pytest
 from agent.runner import Budgets
 from environments.runs import RunDir
 from tests.agent.helpers import episode, files_containing, react
-from tests.agent.stub_llm import StubLLM
+from tests.agent.stub_llm import KEY, StubLLM, connect
 
-KEY = "sk-labcoat-test-9f8e7d6c5b4a3f2e1d"
 DUMP = "import os, json\nopen('env_dump.json', 'w').write(json.dumps(dict(os.environ)))\nprint('vars', len(os.environ))\n"
-
-
-@pytest.fixture(params=["openai", "anthropic"])
-def provider(request, monkeypatch, tmp_path):
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setenv("LABCOAT_LLM_RETRIES", "2")
-    monkeypatch.setenv("LABCOAT_LLM_TIMEOUT", "20")
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    prices = tmp_path / "prices.toml"
-    prices.write_text('["openai/stub-model"]\ninput = 2.0\noutput = 10.0\ncached = 1.0\n'
-                      '["anthropic/stub-model"]\ninput = 3.0\noutput = 15.0\ncached = 0.3\n')
-    monkeypatch.setenv("LABCOAT_PRICES", str(prices))
-    monkeypatch.setenv(f"{request.param.upper()}_API_KEY", KEY)
-    return request.param
-
-
-def _connect(monkeypatch, provider: str, stub: StubLLM) -> str:
-    url = stub.url + "/v1" if provider == "openai" else stub.url
-    monkeypatch.setenv(f"{provider.upper()}_BASE_URL", url)
-    return f"{provider}/stub-model"
 
 
 def test_normal_episode_counts_usage_and_keeps_keys_out(provider, monkeypatch, tiny_task, tmp_path):
@@ -42,7 +20,7 @@ def test_normal_episode_counts_usage_and_keeps_keys_out(provider, monkeypatch, t
                react("Execute Script", {"script_name": "dump.py"}),
                react("Final Answer", {"final_answer": "dumped"})]
     with StubLLM([{"text": r, "usage": [1000, 50, 400]} for r in replies]) as stub:
-        model = _connect(monkeypatch, provider, stub)
+        model = connect(monkeypatch, provider, stub)
         run, _, meta = episode(tiny_task, tmp_path, model, fast_model=model)
     assert meta.status == "finished" and meta.final_answer == "dumped"
     t = meta.totals
@@ -68,7 +46,7 @@ def test_429_then_success_is_retried(provider, monkeypatch, tiny_task, tmp_path)
     behaviours = [{"status": 429, "headers": {"retry-after": "0.1"}},
                   {"text": react("Final Answer", {"final_answer": "ok"})}]
     with StubLLM(behaviours) as stub:
-        model = _connect(monkeypatch, provider, stub)
+        model = connect(monkeypatch, provider, stub)
         _, _, meta = episode(tiny_task, tmp_path, model, fast_model=model)
     assert meta.status == "finished"
     assert len(stub.requests) == 2 and meta.totals.retries == 1 and meta.totals.llm_calls == 1
@@ -77,7 +55,7 @@ def test_429_then_success_is_retried(provider, monkeypatch, tiny_task, tmp_path)
 def test_500s_past_the_retry_limit_end_the_run_with_error(provider, monkeypatch, tiny_task, tmp_path):
     behaviours = [{"text": react("List Files", {"dir_path": "."})}] + [{"status": 500}] * 3
     with StubLLM(behaviours) as stub:
-        model = _connect(monkeypatch, provider, stub)
+        model = connect(monkeypatch, provider, stub)
         run, _, meta = episode(tiny_task, tmp_path, model, fast_model=model)
     assert meta.status == "error" and "InternalServerError" in meta.status_reason
     assert len(stub.requests) == 1 + 3  # one try + LABCOAT_LLM_RETRIES=2 retries
@@ -89,7 +67,7 @@ def test_500s_past_the_retry_limit_end_the_run_with_error(provider, monkeypatch,
 
 def test_hung_response_past_the_timeout_ends_the_run(provider, monkeypatch, tiny_task, tmp_path):
     with StubLLM([{"hang": 30}, {"hang": 30}]) as stub:
-        model = _connect(monkeypatch, provider, stub) + "?timeout=0.5&max_retries=1"
+        model = connect(monkeypatch, provider, stub) + "?timeout=0.5&max_retries=1"
         run, _, meta = episode(tiny_task, tmp_path, model, fast_model=model)
     assert meta.status == "error" and "Timeout" in meta.status_reason
     assert len(stub.requests) == 2 and run.steps() == []
@@ -101,13 +79,13 @@ def test_replies_not_in_the_format_get_a_reminder_then_bounded(provider, monkeyp
                   {"text": react("Final Answer", {"final_answer": "done"})},
                   ]
     with StubLLM(behaviours) as stub:
-        model = _connect(monkeypatch, provider, stub)
+        model = connect(monkeypatch, provider, stub)
         _, _, meta = episode(tiny_task, tmp_path, model, fast_model=model)
     assert meta.status == "finished" and meta.totals.llm_calls == 3
     last = stub.requests[-1]["body"]["messages"]
     assert "could not be used" in last[-1]["content"] and "not balanced" in last[-1]["content"]
     with StubLLM([{"text": "no format at all"}] * 4) as stub:
-        model = _connect(monkeypatch, provider, stub)
+        model = connect(monkeypatch, provider, stub)
         run, _, meta = episode(tiny_task, tmp_path / "again", model, fast_model=model)
     assert meta.status == "error" and "unusable" in meta.status_reason and len(stub.requests) == 4
 
@@ -116,7 +94,7 @@ def test_tools_mode_uses_native_tool_calls(provider, monkeypatch, tiny_task, tmp
     behaviours = [{"text": "Thought: look around", "tool_calls": [{"name": "List_Files", "arguments": {"dir_path": "."}}]},
                   {"text": "", "tool_calls": [{"name": "Final_Answer", "arguments": {"final_answer": "tools"}}]}]
     with StubLLM(behaviours) as stub:
-        model = _connect(monkeypatch, provider, stub)
+        model = connect(monkeypatch, provider, stub)
         run, _, meta = episode(tiny_task, tmp_path, model, fast_model=model, mode="tools")
     assert meta.status == "finished" and meta.final_answer == "tools"
     assert [s.action for s in run.steps()] == ["List Files", "Final Answer"]
@@ -138,7 +116,28 @@ def test_missing_key_is_a_clear_error_before_the_run(provider, monkeypatch, tmp_
 
 def test_token_budget_with_real_usage(provider, monkeypatch, tiny_task, tmp_path):
     with StubLLM([{"text": react("List Files", {"dir_path": "."}), "usage": [5000, 100, 0]}] * 3) as stub:
-        model = _connect(monkeypatch, provider, stub)
+        model = connect(monkeypatch, provider, stub)
         run, _, meta = episode(tiny_task, tmp_path, model, fast_model=model,
                                budgets=Budgets(max_tokens=9000))
     assert meta.status == "max_tokens" and len(run.steps()) == 2 and len(stub.requests) == 2
+
+
+def test_the_repeated_prefix_is_marked_for_anthropic_and_plain_for_openai(provider, monkeypatch, tiny_task,
+                                                                           tmp_path):
+    replies = [react("List Files", {"dir_path": "."}, thought=f"look {i}") for i in range(4)]
+    with StubLLM([{"text": r} for r in replies + [react("Final Answer", {"final_answer": "ok"})]]) as stub:
+        model = connect(monkeypatch, provider, stub)
+        _, _, meta = episode(tiny_task, tmp_path, model, fast_model=model)
+    assert meta.status == "finished"
+    bodies = [r["body"] for r in stub.requests]
+    if provider == "openai":  # its prefix cache is automatic: nothing but role and content is sent
+        assert all(set(m) == {"role", "content"} for b in bodies for m in b["messages"])
+        return
+    previous, current = (b["messages"][-1]["content"] for b in bodies[3:5])
+    marked = [i for i, block in enumerate(previous) if "cache_control" in block]
+    assert len(marked) == 1 and current[-1].get("cache_control") is None
+    cached = "".join(block["text"] for block in previous[:marked[0] + 1])
+    assert previous[marked[0] + 1]["text"].startswith("[Step 3]")  # the prefix ends before the latest step
+    # the next request has a block boundary where that prefix ends, so Anthropic reads it back
+    ends = {len("".join(block["text"] for block in current[:k])) for k in range(1, len(current) + 1)}
+    assert "".join(block["text"] for block in current).startswith(cached) and len(cached) in ends

@@ -186,7 +186,7 @@ def _agent_step(s: dict, settings: ContextSettings) -> AgentStep:
     """The agent's record of a step: the observation, and its summary when the agent makes one."""
     obs = s["observation"]
     short = summary(obs)[len("(summarised) "):] if needs_summary(obs, settings) else None
-    return AgentStep(s["index"], s["action"], s["args"], obs, False, s["fields"]["Thought"], short)
+    return AgentStep(s["index"], s["action"], s["args"], obs, False, s["fields"]["Thought"], short, s["fields"])
 
 
 def labcoat_prompt(trace: list[dict], upto: int, problem: str, settings: ContextSettings) -> str:
