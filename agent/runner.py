@@ -24,7 +24,8 @@ class Budgets(BaseModel):
     """Limits on a run; hitting one ends it cleanly with that reason as its status."""
 
     max_steps: int | None = Field(None, ge=1)
-    max_time: float | None = Field(None, gt=0, description="seconds of wall clock")
+    max_time: float | None = Field(None, gt=0, description="seconds of the run's wall clock, "
+                                   "pauses in the TUI not counted")
     max_tokens: int | None = Field(None, ge=1)
     max_cost: float | None = Field(None, gt=0, description="US dollars")
 
@@ -45,6 +46,9 @@ class RunHooks:
     """Callbacks for a live view (the CLI display, the TUI); all optional."""
 
     stop_requested: bool = False
+    #: seconds the view held the run paused (in ``before_step``): not the run's time, so the
+    #: time budget and ``totals.seconds`` leave them out
+    paused_seconds: float = 0.0
 
     def before_step(self, run: RunDir) -> None:
         """May block (a paused TUI) or set ``stop_requested``."""
@@ -113,13 +117,17 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
         return run.meta
     prior_seconds = run.meta.totals.seconds
     start = time.perf_counter()
+
+    def active() -> float:
+        """The run's time so far: wall clock since it started, less the pauses."""
+        return round(prior_seconds + time.perf_counter() - start - hooks.paused_seconds, 3)
+
     try:
         run.meta.status = "running"
         run.save_meta()
         actor.start(env, history)
         while True:
-            elapsed = prior_seconds + time.perf_counter() - start
-            if (hit := budgets.exhausted(run.meta, elapsed)) is not None:
+            if (hit := budgets.exhausted(run.meta, active())) is not None:
                 status, reason = hit
                 break
             hooks.before_step(run)
@@ -132,7 +140,7 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
                 break
             obs = env.step(proposal.action, proposal.args, actor=actor.kind, meta=proposal.meta)
             actor.observe(proposal, obs)
-            run.meta.totals.seconds = round(prior_seconds + time.perf_counter() - start, 3)
+            run.meta.totals.seconds = active()
             run.save_meta()
             hooks.after_step(run, env.last_step)
             if obs.done:
@@ -147,7 +155,7 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
         raise
     finally:
         env.sandbox.close()
-        run.meta.totals.seconds = round(prior_seconds + time.perf_counter() - start, 3)
+        run.meta.totals.seconds = active()
         run.finish(status, reason)
         hooks.on_end(run)
     return run.meta

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 from textual import work
 from textual.app import App
 from textual.binding import Binding
-from textual.command import Hit, Hits, Provider
+from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.screen import Screen
 
 from agent.runner import Budgets
+from tui.messages import RunEnded, RunScored
 from tui.screens.runs import RunsScreen
 from tui.screens.tasks import TasksScreen
 
@@ -32,6 +34,11 @@ class LabcoatCommands(Provider):
             yield (f"Run: start {d.name} by hand", partial(app.start_human, d.name),
                    "act on the task yourself through the action palette")
 
+    async def discover(self) -> Hits:
+        """Shown before anything is typed: labcoat's commands, not only Textual's."""
+        for name, callback, help_text in self._commands():
+            yield DiscoveryHit(name, callback, help=help_text)
+
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for name, callback, help_text in self._commands():
@@ -40,12 +47,23 @@ class LabcoatCommands(Provider):
                 yield Hit(score, matcher.highlight(name), callback, help=help_text)
 
 
+@dataclass(frozen=True)
+class DeepLink:
+    """Where ``labcoat tui`` opens: a past run, an agent run (``model``), or a run by hand."""
+
+    task: str | None = None
+    model: str | None = None
+    confirm: bool = False
+    run: Path | None = None
+
+
 class LabcoatApp(App):
     CSS_PATH = Path(__file__).parent / "labcoat.tcss"
     TITLE = "labcoat"
     COMMANDS = App.COMMANDS | {LabcoatCommands}
     BINDINGS = [
         Binding("f1", "help", "Help", id="app.help"),
+        Binding("question_mark", "help", "Help", show=False, id="app.help_key"),
         Binding("t", "show_tasks", "Tasks", id="app.tasks"),
         Binding("r", "show_runs", "Runs", id="app.runs"),
         Binding("s", "show_scores", "Scores", id="app.scores"),
@@ -53,20 +71,38 @@ class LabcoatApp(App):
     ]
 
     def __init__(self, runs_dir: Path = Path("runs"), sandbox: str = "auto",
-                 first_screen: Callable[[], Screen] | None = None) -> None:
+                 first_screen: Callable[[], Screen] | None = None,
+                 link: DeepLink | None = None) -> None:
         super().__init__()
         self.runs_dir = Path(runs_dir)
         self.sandbox = sandbox
         self.first_screen = first_screen or TasksScreen
+        self.link = link
 
     def on_mount(self) -> None:
         self.push_screen(self.first_screen())
+        if self.link is not None:
+            self.follow(self.link)
+
+    def follow(self, link: DeepLink) -> None:
+        """Open what ``labcoat tui --task/--model/--confirm/--run`` named, over the Tasks
+        screen (Escape comes back to it)."""
+        if link.run is not None:
+            from environments.runs import RunDir
+            from tui.screens.run import RunScreen
+
+            self.push_screen(RunScreen(RunDir.open(link.run)))
+        elif link.task and link.model:
+            self.start_agent(link.task, link.model, Budgets(), link.confirm)
+        elif link.task:
+            self.start_human(link.task)
 
     def action_help(self) -> None:
-        if self.screen.query("HelpPanel"):
-            self.action_hide_help_panel()
-        else:
-            self.action_show_help_panel()
+        """labcoat's help for the screen shown (its purpose and the keys that apply now)."""
+        from tui.screens.help import HelpScreen, help_markdown
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(help_markdown(self.screen)))
 
     def action_show_tasks(self) -> None:
         self.switch_screen(TasksScreen())
@@ -79,19 +115,70 @@ class LabcoatApp(App):
 
         self.push_screen(ScoresScreen(self.runs_dir))
 
+    # Scoring: as the CLI does when a run ends; a thread, since an eval can take minutes.
+    def on_run_ended(self, message: RunEnded) -> None:
+        """Every run the TUI drove is scored when it ends (a screen's RunEnded bubbles here)."""
+        self.score_run(message.run.path)
+
+    @work(thread=True, group="score")
+    def score_run(self, run_path: Path, all_steps: bool = False) -> None:
+        from tui.scoring import score, score_line
+
+        what = "every step of " if all_steps else ""
+        self.post_message(RunScored(run_path, f"scoring {what}{Path(run_path).name}…"))
+        try:
+            line = score_line(score(run_path, all_steps))
+        except Exception as err:  # noqa: BLE001 - shown to the person, the app stays up
+            self.post_message(RunScored(run_path, f"cannot score {Path(run_path).name}: {err}", True))
+            return
+        self.post_message(RunScored(run_path, line))
+
+    def on_run_scored(self, message: RunScored) -> None:
+        self.notify(message.line, markup=False, severity="error" if message.error else "information")
+        if not self.screen_stack:  # scored as the app closes (a run closed on the way out)
+            return
+        show = getattr(self.screen, "show_score", None)  # the screen shown may list the run
+        if show is not None:
+            show(message)
+
     # Starting runs: preparing a task can take a while, so it happens in a worker thread.
     @work(thread=True, exclusive=True, group="start")
     def start_human(self, task: str) -> None:
         from tui.screens.run import RunScreen
         from tui.session import HumanSession
 
-        self.call_from_thread(self.notify, f"preparing {task}…")
+        self.call_from_thread(self.notify, f"preparing {task}…", markup=False)
         try:
             session = HumanSession.start(task, self.runs_dir, self.sandbox)
         except Exception as err:  # noqa: BLE001 - shown to the person, the app stays up
-            self.call_from_thread(self.notify, f"cannot start {task}: {err}", severity="error")
+            self.call_from_thread(self.notify, f"cannot start {task}: {err}", severity="error",
+                                  markup=False)
             return
         self.call_from_thread(self.push_screen, RunScreen(session.run, human=session))
+
+    @work(thread=True, exclusive=True, group="start")
+    def resume_run(self, run_path: Path) -> None:
+        """Open a stopped run live again: a person's as a session by hand, an agent's with the
+        actor its model string makes (``drive`` continues from the trace)."""
+        from agent.runner import task_of
+        from environments.runs import RunDir
+        from tui.screens.run import RunScreen
+        from tui.session import AgentSession, HumanSession, build_actor
+
+        try:
+            run = RunDir.open(run_path)
+            task = task_of(run)
+            if run.meta.actor == "human":
+                screen = RunScreen(run, human=HumanSession(run, task))
+            else:
+                if not run.meta.model:
+                    raise ValueError(f"{run.meta.agent} runs are resumed with `labcoat run --resume`")
+                screen = RunScreen(run, agent=AgentSession(run, task, build_actor(run.meta.model)))
+        except Exception as err:  # noqa: BLE001 - shown to the person, the app stays up
+            self.call_from_thread(self.notify, f"cannot resume {Path(run_path).name}: {err}",
+                                  severity="error", markup=False)
+            return
+        self.call_from_thread(self.push_screen, screen)
 
     @work(thread=True, exclusive=True, group="start")
     def start_agent(self, task: str, model: str, budgets: Budgets, confirm: bool = False) -> None:
@@ -99,13 +186,14 @@ class LabcoatApp(App):
         from tui.screens.run import RunScreen
         from tui.session import AgentSession, build_actor
 
-        self.call_from_thread(self.notify, f"preparing {task}…")
+        self.call_from_thread(self.notify, f"preparing {task}…", markup=False)
         try:
             actor = build_actor(model)
             run, spec = create_run(task, actor, self.runs_dir, sandbox=self.sandbox, model=model,
                                    budgets=budgets, agent=model.split("/", 1)[0])
         except Exception as err:  # noqa: BLE001 - shown to the person, the app stays up
-            self.call_from_thread(self.notify, f"cannot start {task}: {err}", severity="error")
+            self.call_from_thread(self.notify, f"cannot start {task}: {err}", severity="error",
+                                  markup=False)
             return
         session = AgentSession(run, spec, actor, confirm=confirm)
         self.call_from_thread(self.push_screen, RunScreen(run, agent=session))

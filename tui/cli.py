@@ -13,12 +13,29 @@ from tui.commands import run as run_cmd
 from tui.commands import sandbox as sandbox_cmd
 from tui.commands import scoring as scoring_cmd
 from tui.commands import tui as tui_cmd
-from tui.common import JSON_OPT, console
+from tui.common import JSON_OPT, WIDE_OPT, Col, console, num, print_table
 
 app = typer.Typer(
     help="labcoat: an agentic ML research workbench.", no_args_is_help=True,
     pretty_exceptions_show_locals=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"labcoat {version('labcoat')}")
+        except PackageNotFoundError:
+            typer.echo("labcoat (not installed as a package)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(show_version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                            help="print labcoat's version and exit")) -> None:
+    """labcoat: an agentic ML research workbench."""
 app.add_typer(sandbox_cmd.app, name="sandbox")
 run_cmd.register(app)
 scoring_cmd.register(app)
@@ -28,7 +45,7 @@ tui_cmd.register(app)
 
 
 @app.command("tasks")
-def tasks_cmd(as_json: bool = JSON_OPT) -> None:
+def tasks_cmd(as_json: bool = JSON_OPT, wide: bool = WIDE_OPT) -> None:
     """List the task suite."""
     from environments.scoring import known_baseline
     from environments.suite import list_tasks
@@ -42,15 +59,15 @@ def tasks_cmd(as_json: bool = JSON_OPT) -> None:
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
-    table = Table(title=f"{len(rows)} tasks")
-    for col in ("name", "kind", "metric", "baseline", "tools", "summary"):
-        table.add_column(col)
+    cols = [Col("name", key=True), Col("kind"), Col("metric"), Col("baseline", justify="right"),
+            Col("tools", extra=True), Col("summary", extra=True)]
+    cells = []
     for r in rows:
         arrow = "↑" if r["direction"] == "higher" else "↓"
-        base = "measure" if r["baseline"] is None else f"{r['baseline']:.4g}"
-        table.add_row(r["name"], r["kind"], f"{r['metric']} {arrow}", base, ", ".join(r["tools"]),
-                      r["summary"])
-    console.print(table)
+        base = "measure" if r["baseline"] is None else num(r["baseline"])
+        cells.append([r["name"], r["kind"], f"{r['metric']} {arrow}", base,
+                      ", ".join(r["tools"]) or "—", r["summary"]])
+    print_table(f"{len(rows)} tasks", cols, cells, wide=wide)
 
 
 @app.command("tools")

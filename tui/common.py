@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import typer
+from rich import box
 from rich.console import Console
+from rich.table import Table
+from rich.text import Text
 
 console = Console()
 err_console = Console(stderr=True)
@@ -20,6 +25,12 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+NO_MODEL = ("--agent research needs a model and no provider key is set: pass --model "
+            "openai/gpt-4o (with OPENAI_API_KEY), --model anthropic/claude-sonnet-4-5 (with "
+            "ANTHROPIC_API_KEY), or --model scripted/FILE; baseline/hparam runs without "
+            "--agent research")
+
+
 def isolating(kind: str) -> str:
     """The backend ``kind`` stands for here, or a clean exit saying how to get isolation (or
     that ``--sandbox none`` runs code unisolated) before any actor's code could run."""
@@ -32,11 +43,71 @@ def isolating(kind: str) -> str:
         raise  # unreachable: fail() exits
 
 
+def num(x: float | None) -> str:
+    """A measurement for people: four significant digits, thousands without an exponent
+    (``45,440`` rather than ``4.544e+04``); ``--json`` keeps full precision."""
+    if x is None:
+        return "n/a"
+    if abs(x) >= 1e4:
+        return f"{x:,.0f}"
+    return f"{x:.4g}"
+
+
 def print_score(s) -> None:
     if s.value is None:
-        console.print(f"score: [red]failed[/] ({s.failure}) {s.detail[:500]}")
+        console.print(Text.assemble("score: ", ("failed", "red"), f" ({s.failure}) {s.detail[:500]}"))
         return
     imp = "n/a" if s.improvement is None else f"{s.improvement:+.1%}"
-    verdict = "[green]success[/]" if s.success else "[yellow]below threshold[/]"
-    console.print(f"score: {s.metric} = {s.value:.5g} (baseline {s.baseline}, improvement {imp}, "
-                  f"threshold {s.threshold:.0%}) → {verdict}")
+    verdict = ("success", "green") if s.success else ("below threshold", "yellow")
+    console.print(Text.assemble(f"score: {s.metric} = {num(s.value)} (baseline {num(s.baseline)}, "
+                                f"improvement {imp}, threshold {s.threshold:.0%}) → ", verdict))
+
+
+WIDE_MAX = 240
+WIDE_OPT = typer.Option(False, "--wide", help="every column, however wide the terminal")
+
+
+@dataclass(frozen=True)
+class Col:
+    """A column of a table people read: ``key`` names are typed back (never cut or folded);
+    ``extra`` columns give way to ``--wide`` when the terminal is too narrow for them."""
+
+    name: str
+    key: bool = False
+    extra: bool = False
+    justify: str = "left"
+
+
+def print_table(title: str, cols: list[Col], rows: list[list[str]], *, wide: bool = False) -> None:
+    """Print a table that reads in the terminal (80 columns in a pipe); ``wide``: every
+    column at its natural width, however wide that is (for ``less -S`` or a wide window)."""
+    table, needed = fitted_table(title, cols, rows, wide=wide)
+    # print() caps at the console's width; long summaries still fold past WIDE_MAX
+    out = Console(width=max(console.width, min(needed, WIDE_MAX))) if wide else console
+    out.print(table)
+
+
+def fitted_table(title: str, cols: list[Col], rows: list[list[str]], *, wide: bool = False,
+                 width: int | None = None) -> tuple[Table, int]:
+    """A table that reads at ``width`` (default: the terminal's), and the width it needs whole.
+
+    When every column does not fit at its natural width, the ``extra`` ones are left out (the
+    caption says ``--wide`` shows them); key columns keep their full width, the others fold.
+    """
+    width = width or console.width
+    natural = [max([len(c.name), *(len(r[i]) for r in rows)]) for i, c in enumerate(cols)]
+    needed = sum(natural) + 3 * len(cols) + 1
+    keep = [i for i, c in enumerate(cols) if wide or needed <= width or not c.extra]
+    table = Table(title=title, box=box.SIMPLE_HEAD if not wide and needed > width else box.HEAVY_HEAD)
+    for i in keep:
+        c = cols[i]
+        if c.key:
+            table.add_column(c.name, no_wrap=True, min_width=natural[i], justify=c.justify)
+        else:
+            table.add_column(c.name, overflow="fold", justify=c.justify)
+    for r in rows:
+        table.add_row(*(r[i] for i in keep))
+    left_out = [c.name for i, c in enumerate(cols) if i not in keep]
+    if left_out:
+        table.caption = f"--wide adds: {', '.join(left_out)}"
+    return table, needed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 
@@ -17,6 +18,58 @@ from environments.runs import RunDir, Step
 def _head(text: str, width: int = 100) -> str:
     first = next((line for line in text.splitlines() if line.strip()), "")
     return first[:width]
+
+
+METRIC = re.compile(r"\b(acc|accuracy|loss|score|error|f1|auc|rmse|mae|perplexity|ppl|val\w*|test\w*)"
+                    r"\b[^\n]{0,20}?[:=]\s*-?\d", re.I)
+WRITES = {"Write File": "written", "Append File": "appended"}
+
+
+def step_summary(step: Step, width: int = 100) -> str:
+    """What a step did, in one line for a person watching the run.
+
+    The observation's first line is usually boilerplate ("The script has been executed.
+    Here is the output:"); say instead what happened: a script's last metric line (else its
+    last output line) and exit code, a write's size, an edit's added and removed lines.
+    """
+    obs = step.observation or ""
+    args = step.args if isinstance(step.args, dict) else {}
+    if step.action in WRITES and isinstance(args.get("content"), str) and not step.error:
+        content = args["content"]
+        lines = len(content.splitlines())
+        return _cut(f"{args.get('file_name', '?')}: {lines} line{'s' * (lines != 1)}, "
+                    f"{human_bytes(len(content.encode()))} {WRITES[step.action]}", width)
+    if step.action == "Execute Script" and "\n" in obs:
+        output = [line.strip() for line in obs.split("\n", 1)[1].splitlines() if line.strip()]
+        metrics = [line for line in output if METRIC.search(line)]
+        shown = (metrics or output or [""])[-1]
+        code = f"exit {step.exit_code}: " if step.exit_code else ""
+        return _cut(code + shown, width)
+    if step.action.startswith("Edit Script"):
+        added = sum(1 for line in obs.splitlines() if line.startswith("+") and not line.startswith("+++"))
+        removed = sum(1 for line in obs.splitlines() if line.startswith("-") and not line.startswith("---"))
+        if added or removed:
+            return _cut(f"{args.get('script_name', '')} edited: +{added} −{removed} lines".strip(), width)
+    return _head(obs, width)
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "kB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} GB"
+
+
+def count(n: int) -> str:
+    """A token count for people: ``950``, ``12.3k``, ``1.2M`` (``--json`` keeps the number)."""
+    if n < 1000:
+        return str(n)
+    return f"{n / 1000:.1f}k" if n < 1_000_000 else f"{n / 1_000_000:.1f}M"
 
 
 def clock(seconds: float) -> str:
@@ -41,6 +94,14 @@ def _left(run: RunDir) -> str:
     return f", {' '.join(parts)} left" if parts else ""
 
 
+def ending(run: RunDir) -> str:
+    """How the run ended; a stopped one says how to continue it, naming its folder."""
+    line = f"{run.meta.status}: {run.meta.status_reason}"
+    if run.meta.status in ("interrupted", "error"):
+        line += f"\nrun dir: {run.path}\nresume: labcoat run --resume {run.path}"
+    return line
+
+
 class PlainHooks(RunHooks):
     """One line per step, for logs and pipes."""
 
@@ -54,12 +115,12 @@ class PlainHooks(RunHooks):
         flag = " ERROR" if step.error else ""
         mark = isolation_mark(run.meta.sandbox)
         flag += f" {mark}" if mark else ""
-        print(f"[{run.meta.run_id}] step {step.index} {step.action}{flag}: {_head(step.observation)} "
-              f"(tokens {t.tokens_in}/{t.tokens_out}, ${t.cost:.4f}, {t.seconds:.0f}s{_left(run)})",
+        print(f"[{run.meta.run_id}] step {step.index} {step.action}{flag}: {step_summary(step)} "
+              f"(tokens {count(t.tokens_in)}/{count(t.tokens_out)}, ${t.cost:.4f}, {t.seconds:.0f}s{_left(run)})",
               file=self.stream, flush=True)
 
     def on_end(self, run: RunDir) -> None:
-        print(f"[{run.meta.run_id}] {run.meta.status}: {run.meta.status_reason}", file=self.stream)
+        print(f"[{run.meta.run_id}] {ending(run)}", file=self.stream)
 
 
 class LiveHooks(RunHooks):
@@ -81,8 +142,8 @@ class LiveHooks(RunHooks):
         cost_cap = f"/${limits['max_cost']:g}" if limits.get("max_cost") else ""
         token_cap = f" of {limits['max_tokens']}" if limits.get("max_tokens") else ""
         title = (f"{meta.task} · {meta.agent}{' · ' + meta.model if meta.model else ''} · step "
-                 f"{t.steps}/{limits.get('max_steps') or '∞'} · tokens {t.tokens_in}/{t.tokens_out}{token_cap} "
-                 f"(cached {t.tokens_cached}) · ${t.cost:.4f}{cost_cap} · {t.llm_calls} calls{left}")
+                 f"{t.steps}/{limits.get('max_steps') or '∞'} · tokens {count(t.tokens_in)}/{count(t.tokens_out)}"
+                 f"{token_cap} (cached {count(t.tokens_cached)}) · ${t.cost:.4f}{cost_cap} · {t.llm_calls} calls{left}")
         if mark := isolation_mark(meta.sandbox):
             title += f" · {mark}"
         table = Table(title=title, expand=True)
@@ -92,7 +153,7 @@ class LiveHooks(RunHooks):
         table.add_column("s", width=6)
         for s in self.rows[-self.keep:]:
             style = "red" if s.error else ""
-            table.add_row(str(s.index), s.action, Text(_head(s.observation, 200), style=style),
+            table.add_row(str(s.index), s.action, Text(step_summary(s, 200), style=style),
                           f"{s.seconds:.1f}")
         return table
 
@@ -112,7 +173,7 @@ class LiveHooks(RunHooks):
         if self.run is not None:
             self.live.update(self._render())
             self.live.stop()
-        self.console.print(f"[bold]{run.meta.status}[/]: {run.meta.status_reason}")
+        self.console.print(Text(ending(run)))
 
 
 def hooks_for(console: Console, quiet: bool) -> RunHooks:

@@ -22,6 +22,16 @@ class RunEnded(Message):
         self.run = run
 
 
+class RunScored(Message):
+    """A run was scored (``error``: why it could not be)."""
+
+    def __init__(self, run_path, line: str, error: bool = False) -> None:
+        super().__init__()
+        self.run_path = run_path
+        self.line = line
+        self.error = error
+
+
 class ProposalPending(Message):
     """Confirm mode: the agent proposed an action that waits for the person."""
 

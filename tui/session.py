@@ -8,6 +8,7 @@ exactly like a headless one.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +48,9 @@ class HumanSession:
         self.task = task
         self.env = environment_for_run(run, task)
         self._lock = threading.Lock()
+        # a person's run counts wall time like an agent's: from opening it to closing it
+        self._prior_seconds = run.meta.totals.seconds
+        self._opened = time.perf_counter()
         run.meta.status = "running"
         run.save_meta()
 
@@ -63,14 +67,65 @@ class HumanSession:
         """One action through the Environment, recorded with actor ``human``."""
         with self._lock:
             obs = self.env.step(action, args, actor="human")
+            self._count_time()
         if obs.done:
             self.close("finished", "final answer")
         return obs
 
     def close(self, status: str = "interrupted", reason: str = "closed by the user") -> None:
         if self.run.meta.status == "running":
+            self._count_time()
             self.run.finish(status, reason)  # type: ignore[arg-type]
         self.env.sandbox.close()
+
+    def _count_time(self) -> None:
+        self.run.meta.totals.seconds = round(self._prior_seconds + time.perf_counter() - self._opened, 3)
+        self.run.save_meta()
+
+    def suggested(self, action: str) -> dict[str, object]:
+        """Values a form for ``action`` starts with, so a person edits rather than types:
+        ``.`` for a folder, the task's solve script (else the first script) for a file, and
+        that file's whole line range for Inspect Script Lines."""
+        spec = self.actions.get(action)
+        if spec is None:
+            return {}
+        fields = spec.args_model.model_fields
+        script = self.main_script()
+        out: dict[str, object] = {}
+        if "dir_path" in fields:
+            out["dir_path"] = "."
+        for name in ("script_name", "file_name", "source"):
+            if name in fields and script:
+                out[name] = script
+        if "start_line_number" in fields:
+            out["start_line_number"] = 1
+        if "end_line_number" in fields and script:
+            out["end_line_number"] = max(1, self.line_count(script))
+        return out
+
+    def main_script(self) -> str | None:
+        """The task's solve script when the workspace has it, else its first Python file."""
+        workspace = self.run.workspace
+        for rel in self.task.solve:
+            if (workspace / rel).is_file():
+                return rel
+        first = sorted(p.relative_to(workspace).as_posix() for p in workspace.rglob("*.py"))
+        return first[0] if first else None
+
+    def line_count(self, rel: str) -> int:
+        try:
+            return len((self.run.workspace / rel).read_text(errors="replace").splitlines())
+        except OSError:
+            return 0
+
+
+class StoppedWhileWaiting(KeyboardInterrupt):
+    """The person stopped the run while a proposal waited for them.
+
+    ``drive`` checks for a stop only before asking the actor, and takes an actor that
+    proposes nothing for one that finished; raised from ``propose``, this ends the run
+    ``interrupted`` like Ctrl-C does (``AgentSession.on_end`` then says why).
+    """
 
 
 @dataclass
@@ -113,7 +168,7 @@ class ConfirmingActor:
         while (proposal := self.inner.propose(env)) is not None:
             decision = self.ask(proposal)
             if decision is None:  # the session was stopped while waiting
-                return None
+                raise StoppedWhileWaiting
             if decision.accept:
                 if decision.args is not None:
                     proposal = proposal.model_copy(update={"args": decision.args, "meta": {
@@ -160,6 +215,8 @@ class AgentSession(RunHooks):
         self._running.set()
         self._single = False
         self._pending: _Pending | None = None
+        #: seconds spent paused between steps, which ``drive`` leaves out of the run's time
+        self.paused_seconds = 0.0
         self.actor: Actor = ConfirmingActor(actor, self._ask) if confirm else actor
 
     # --- control, from the UI thread -------------------------------------------------------
@@ -204,6 +261,9 @@ class AgentSession(RunHooks):
 
     def _ask(self, proposal: Proposal) -> Decision | None:
         self._pending = _Pending(proposal)
+        if self.stop_requested:  # stopped before the proposal was up: ``stop`` saw no pending
+            self._pending = None
+            return None
         self.on_proposal(proposal)
         self._pending.done.wait()
         decision = self._pending.decision
@@ -211,7 +271,10 @@ class AgentSession(RunHooks):
         return None if self.stop_requested else decision
 
     def before_step(self, run: RunDir) -> None:
-        self._running.wait()
+        if not self._running.is_set():
+            began = time.perf_counter()
+            self._running.wait()
+            self.paused_seconds += time.perf_counter() - began
 
     def after_step(self, run: RunDir, step: Step | None) -> None:
         if self._single:
@@ -221,6 +284,9 @@ class AgentSession(RunHooks):
             self.on_step(step)
 
     def on_end(self, run: RunDir) -> None:
+        if self.stop_requested and run.meta.status == "interrupted":
+            run.meta.status_reason = "stopped by the user"  # not Ctrl-C (StoppedWhileWaiting)
+            run.save_meta()
         self.on_end_cb(run)
 
 

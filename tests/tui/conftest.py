@@ -18,6 +18,26 @@ def app(tmp_path):
     return LabcoatApp(runs_dir=tmp_path / "runs", sandbox="local")
 
 
+@pytest.fixture
+def human_app(tmp_path):
+    """The app opened as ``labcoat tui --task`` on a tiny task: a run by hand."""
+    from tests.conftest import write_task
+    from tui.app import DeepLink
+
+    task = write_task(tmp_path / "tiny")
+    return LabcoatApp(runs_dir=tmp_path / "runs", sandbox="local", link=DeepLink(task=str(task)))
+
+
+async def opened_run(app, pilot):
+    """The Run screen the app opens into, once its worker has pushed it."""
+    from tui.screens.run import RunScreen
+
+    await settle(app, pilot)
+    await wait_for(pilot, lambda: isinstance(app.screen, RunScreen))
+    await pilot.pause()
+    return app.screen
+
+
 async def settle(app, pilot, rounds: int = 3) -> None:
     """Let workers finish and the UI process what they posted."""
     for _ in range(rounds):

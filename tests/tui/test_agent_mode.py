@@ -3,6 +3,8 @@ confirm mode rejecting an action; and starting from the agent setup form."""
 
 from __future__ import annotations
 
+import pytest
+
 from agent.runner import Budgets, create_run
 from environments.runs import RunDir
 from tests.conftest import write_task
@@ -93,7 +95,8 @@ async def test_confirm_mode_rejects_an_action_which_is_never_run(tmp_path):
     assert "BROKEN" not in (session.run.workspace / "train.py").read_text()
 
 
-async def test_agent_started_from_the_setup_form(tmp_path):
+@pytest.mark.parametrize("submit", ["click Start", "Enter in a field"])
+async def test_agent_started_from_the_setup_form(tmp_path, submit):
     task = write_task(tmp_path / "tiny")
     replies_file = tmp_path / "replies.txt"
     replies_file.write_text(REPLIES)
@@ -103,7 +106,11 @@ async def test_agent_started_from_the_setup_form(tmp_path):
         await pilot.pause()
         app.screen.query_one("#setup-model").value = f"scripted/{replies_file}"
         app.screen.query_one("#setup-max-steps").value = "3"
-        await click(pilot, "#setup-start")
+        if submit == "click Start":
+            await click(pilot, "#setup-start")
+        else:
+            app.screen.query_one("#setup-max-steps").focus()
+            await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, RunScreen))
         run = app.screen.run
         await wait_for(pilot, lambda: run.meta.status not in ("created", "running"))

@@ -20,10 +20,36 @@ def _split(text: Optional[str]) -> list[str]:
     return [x.strip() for x in (text or "").split(",") if x.strip()]
 
 
+def default_models(agent: Optional[str], actions: Optional[Path]) -> str:
+    """What ``labcoat run`` would pick with no --model: a provider's model when its key is
+    set, else baseline/hparam."""
+    from agent.factory import resolve_choice
+
+    return resolve_choice(agent, None, actions)[1] or "baseline/hparam"
+
+
+def check_models(models: list[str], agent: Optional[str], actions: Optional[Path]) -> None:
+    """Build each model's actor once, before any run starts: a typo in a model string or a
+    missing API key is a usage error now, not N failed runs later."""
+    from agent.factory import AgentConfigError, make_actor
+    from agent.replay import ReplayError
+
+    for model in models:
+        if model.startswith("replay/"):
+            if not Path(model.split("/", 1)[1]).is_file():
+                fail(f"--models {model}: no such actions file")
+            continue
+        try:
+            make_actor(agent, actions=actions, model=model)
+        except (AgentConfigError, ReplayError, ValueError, FileNotFoundError) as err:
+            fail(f"--models {model}: {err}")
+
+
 def batch_cmd(
     tasks: Optional[str] = typer.Option(None, "--tasks", help="comma-separated suite tasks or folders"),
     models: Optional[str] = typer.Option(
-        None, "--models", help="comma-separated model strings (provider/model, replay/FILE.jsonl, ...)"),
+        None, "--models", help="comma-separated model strings (provider/model, replay/FILE.jsonl, ...); "
+        "default: as labcoat run (a provider's model when its key is set, else baseline/hparam)"),
     seeds: int = typer.Option(1, "--seeds", min=1, help="seeds 0..N-1 for every combination"),
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="runs at the same time"),
     executor: str = typer.Option("local", "--executor", help="local | ray"),
@@ -64,10 +90,12 @@ def batch_cmd(
             fail(f"{resume}: no batch.json; not a batch folder")
         folder = resume
     else:
-        if not tasks or not models:
-            fail("give --tasks and --models (or --resume BATCH_DIR)")
+        if not tasks:
+            fail("give --tasks (or --resume BATCH_DIR)")
+        chosen = _split(models) or [default_models(agent, actions)]
+        check_models(chosen, agent, actions)
         spec = BatchSpec(
-            tasks=_split(tasks), models=_split(models), seeds=list(range(seeds)), agent=agent,
+            tasks=_split(tasks), models=chosen, seeds=list(range(seeds)), agent=agent,
             actions=str(actions.resolve()) if actions else None, sandbox=sandbox,
             max_steps=max_steps, max_time=max_time, max_tokens=max_tokens, max_cost=max_cost,
             score=score, score_points=curve_points,

@@ -6,9 +6,16 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.table import Table
 
-from tui.common import JSON_OPT, console, err_console, fail
+from tui.common import JSON_OPT, WIDE_OPT, Col, console, err_console, fail, print_table
+
+#: what a person reading the report at 80 columns needs; the rest comes with --wide
+NARROW = {"task", "model", "runs", "success", "mean improvement", "cost $"}
+
+
+def report_columns(names: list[str]) -> list[Col]:
+    return [Col(n, key=n in ("task", "model"), extra=n not in NARROW,
+                justify="left" if n in ("task", "model") else "right") for n in names]
 
 
 def register(app: typer.Typer) -> None:
@@ -19,6 +26,7 @@ def report_cmd(
     runs_dir: Path = typer.Argument(..., help="a folder of runs (searched recursively), e.g. a batch"),
     markdown: bool = typer.Option(False, "--markdown", help="a Markdown table on stdout"),
     as_json: bool = JSON_OPT,
+    wide: bool = WIDE_OPT,
     plots: Optional[Path] = typer.Option(None, "--plots", help="write PNG plots into this folder"),
     compare: Optional[tuple[str, str]] = typer.Option(
         None, "--compare",
@@ -66,12 +74,8 @@ def report_cmd(
     elif markdown:
         typer.echo(to_markdown(rows))
     else:
-        table = Table(title=f"{len(runs)} runs in {runs_dir}")
-        for col in COLUMNS:
-            table.add_column(col, overflow="fold")
-        for row in rows:
-            table.add_row(*row_cells(row))
-        console.print(table)
+        print_table(f"{len(runs)} runs in {runs_dir}", report_columns(COLUMNS),
+                    [row_cells(row) for row in rows], wide=wide)
         console.print("failures count as runs without success; infrastructure failures are "
                       "also shown on their own.")
     if plots is not None:

@@ -8,7 +8,15 @@ from typing import Optional
 
 import typer
 
-from tui.common import JSON_OPT, NO_MODEL, SANDBOX_OPT, console, err_console, fail, print_score
+from tui.common import (
+    JSON_OPT,
+    NO_MODEL,
+    SANDBOX_OPT,
+    console,
+    err_console,
+    fail,
+    print_score,
+)
 
 
 def register(app: typer.Typer) -> None:

@@ -80,7 +80,7 @@ def check(
     table = Table(title="sandbox backends")
     cols = {"filesystem": "files", "network": "network", "memory": "memory", "cpu": "cpu",
             "pids": "pids", "process_tree_kill": "tree kill", "unprivileged_user": "non-root"}
-    table.add_column("backend")
+    table.add_column("backend", no_wrap=True)  # typed back as --sandbox NAME: never cut
     table.add_column("available")
     for header in cols.values():
         table.add_column(header)

@@ -44,6 +44,9 @@ def score_cmd(
             task = task_of(run)
         except (FileNotFoundError, ValueError, TaskError) as err:
             fail(str(err))
+        steps = len(run.steps())
+        if step is not None and not 0 <= step <= steps:  # a typo, not an infrastructure failure
+            fail(f"{d}: no step {step}; the run has steps 0..{steps} (0: the starting workspace)")
         ensure_baseline(task, sandbox=sandbox, on_measure=lambda name: None if as_json else
                         err_console.print(f"measuring {name}'s baseline on this machine (once)…"))
         if all_steps:

@@ -1,12 +1,13 @@
-"""``labcoat tui``: open the Textual workbench."""
+"""``labcoat tui``: open the Textual workbench, optionally straight into a run."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import typer
 
-from tui.common import SANDBOX_OPT, isolating
+from tui.common import SANDBOX_OPT, fail, isolating
 
 
 def register(app: typer.Typer) -> None:
@@ -16,8 +17,24 @@ def register(app: typer.Typer) -> None:
 def tui_cmd(
     runs_dir: Path = typer.Option(Path("runs"), "--runs-dir"),
     sandbox: str = SANDBOX_OPT,
+    task: Optional[str] = typer.Option(None, "--task", help="open a new run of this task (by hand "
+                                       "unless --model is given)"),
+    model: Optional[str] = typer.Option(None, "--model", help="with --task: an agent run with this "
+                                        "provider/model (as labcoat run --model)"),
+    confirm: bool = typer.Option(False, "--confirm", help="with --model: approve each action"),
+    run: Optional[Path] = typer.Option(None, "--run", help="open this past run directory"),
 ) -> None:
     """Open the workbench: pick a task, act by hand or watch an agent, browse runs and scores."""
-    from tui.app import LabcoatApp
+    from tui.app import DeepLink, LabcoatApp
 
-    LabcoatApp(runs_dir=runs_dir, sandbox=isolating(sandbox)).run()
+    if run is not None and task is not None:
+        fail("--run opens a past run; --task starts a new one: pass one of them")
+    if run is not None and not (run / "run.json").is_file():
+        fail(f"{run} is not a run directory (it has no run.json)")
+    if model is not None and task is None:
+        fail("--model starts an agent run: pass --task TASK with it")
+    if confirm and model is None:
+        fail("--confirm approves an agent's actions: pass --task TASK --model PROVIDER/MODEL")
+    link = DeepLink(task=task, model=model, confirm=confirm, run=run) \
+        if (task or run) else None
+    LabcoatApp(runs_dir=runs_dir, sandbox=isolating(sandbox), link=link).run()

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import (
     Button,
@@ -17,31 +16,70 @@ from textual.widgets import (
     TabbedContent,
     TabPane,
 )
+from textual.widgets.option_list import Option
 
 from environments.runs import RunDir, Step
-from tui.messages import ProposalPending, RunEnded, StepRecorded
+from tui.messages import (
+    ActionFailed,
+    ProposalPending,
+    RunEnded,
+    RunScored,
+    StepRecorded,
+)
 from tui.session import AgentSession, Decision, HumanSession
 from tui.widgets.action_form import ActionForm
+from tui.widgets.editor import EDIT_FILE, FileEditor
 from tui.widgets.footer import KeysFooter
+from tui.widgets.proposal import ProposalPanel
+from tui.widgets.run_summary import RunSummary
 from tui.widgets.status_line import StatusLine
 from tui.widgets.step_detail import StepDetail
 from tui.widgets.step_list import StepList, StepRow
 from tui.widgets.workspace import DiffView, WorkspaceView
 
+#: actions an agent's model performs (agent/llm_actions.py); a person's run has none
+MODEL_ACTIONS = ("Understand File", "Edit Script (AI)", "Edit Script Segment (AI)", "Reflection")
+
 
 class RunScreen(Screen):
     """A run, finished (replay) or live (a person's or an agent's)."""
 
+    # under 120 columns the step list, the step and the files do not fit side by side: the
+    # files (workspace, diff, score) take the step's place while `w` shows them
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]
+    # under 40 rows a proposal's body gets fewer lines, so the steps stay in sight
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]
+    HELP_TITLE = "Run"
+    HELP = """
+One run: its steps on the left, the selected step in the middle (reasoning, action,
+observation; click a header or press `f` to fold), and on the right the workspace at that
+step, the step's diff, and the run's score (why it ended, its score, the per-step curve).
+In a terminal under 120 columns `w` swaps the step for the files and back.
+
+**By hand:** choose an action in the list (Enter), fill the form (prefilled), Enter or
+ctrl+s submits. *Edit a file (editor)* opens the file in an editor; ctrl+s saves it as a
+Write File step. Leaving the screen closes the run (`interrupted`) and scores it.
+
+**Agent:** space pauses and resumes, `n` lets one step happen. With confirm mode each
+proposed action waits: the panel shows exactly what will run (a file write as its diff);
+`y` accepts, `e` edits it in a form, `x` rejects (the agent is told, nothing runs). Stop
+ends the run `interrupted`. The time left counts wall-clock time since the run started.
+"""
+
     BINDINGS = [
         Binding("h", "prev_step", "Prev step", id="run.prev_step"),
         Binding("l", "next_step", "Next step", id="run.next_step"),
-        Binding("g", "first_step", "First", id="run.first_step"),
-        Binding("G", "last_step", "Last", id="run.last_step"),
+        Binding("g", "first_step", "First", show=False, id="run.first_step"),
+        Binding("G", "last_step", "Last", show=False, id="run.last_step"),
         Binding("j", "scroll_detail(1)", "Scroll down", show=False, id="run.scroll_down"),
         Binding("k", "scroll_detail(-1)", "Scroll up", show=False, id="run.scroll_up"),
         Binding("space", "toggle_pause", "Pause/resume", id="run.toggle_pause"),
         Binding("n", "single_step", "Single step", id="run.single_step"),
         Binding("f", "fold_reasoning", "Fold", id="run.fold_reasoning"),
+        Binding("w", "toggle_side", "Files", id="run.toggle_side"),
+        Binding("y", "decide('accept')", "Accept", id="run.accept"),
+        Binding("e", "decide('edit')", "Edit", id="run.edit"),
+        Binding("x", "decide('reject')", "Reject", id="run.reject"),
         Binding("escape", "app.pop_screen", "Back", id="run.back"),
     ]
 
@@ -66,9 +104,12 @@ class RunScreen(Screen):
                     yield WorkspaceView(self.run, id="workspace")
                 with TabPane("Diff", id="tab-diff"):
                     yield DiffView(id="diff")
+                with TabPane("Score", id="tab-score"):
+                    yield RunSummary(id="run-summary")
         if self.human is not None:
             with Horizontal(id="human-panel"):
-                yield OptionList(*self.human.actions, id="palette")
+                yield OptionList(*self.human.actions, EDIT_FILE, *self._model_only(),
+                                 id="palette", markup=False)
                 yield Vertical(Static("Choose an action.", id="form-hint"), id="form-holder")
         if self.agent is not None:
             with Horizontal(id="agent-controls"):
@@ -76,13 +117,7 @@ class RunScreen(Screen):
                 yield Button("Step", id="agent-step")
                 yield Button("Stop", id="agent-stop", variant="error")
                 yield Static("", id="agent-state")
-            with Vertical(id="confirm-panel", classes="hidden"):
-                yield Static("", id="confirm-proposal")
-                with Horizontal():
-                    yield Button("Accept", id="confirm-accept", variant="success")
-                    yield Button("Edit", id="confirm-edit")
-                    yield Button("Reject", id="confirm-reject", variant="error")
-                yield Vertical(id="confirm-form-holder")
+            yield ProposalPanel(id="confirm-panel", classes="hidden")
         yield KeysFooter()
 
     def on_mount(self) -> None:
@@ -90,17 +125,41 @@ class RunScreen(Screen):
         self.steps = self.run.steps()
         self.query_one("#steps", StepList).add_rows([self._row(s) for s in self.steps])
         self._refresh_status()
+        self.query_one("#run-summary", RunSummary).show(self.run)
         self.select(len(self.steps))
         if self.agent is not None:
             self.start_agent()
+        if self.human is not None:
+            self.query_one("#palette").focus()  # a person starts by choosing an action
 
     @staticmethod
     def _row(step: Step) -> StepRow:
         return StepRow(step.index, step.action, bool(step.error))
 
     def _refresh_status(self) -> None:
+        """The status line, and the Pause button's label, from the session's actual state
+        (a single step pauses by itself; an ended run has nothing to pause)."""
         paused = bool(self.agent and self.agent.paused)
         self.query_one("#status", StatusLine).show(self.run.meta, paused)
+        if self.agent is not None:
+            ended = self.run.meta.status not in ("created", "running")
+            pause = self.query_one("#agent-pause", Button)
+            pause.label = "Resume" if paused and not ended else "Pause"
+            for button in self.query("#agent-controls Button").results(Button):
+                button.disabled = ended
+
+    # --- keys ------------------------------------------------------------------------------
+    AGENT_ACTIONS = frozenset({"toggle_pause", "single_step"})
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Agent keys only on an agent run; the answers to a proposal only while one waits."""
+        if action == "toggle_side":
+            return self.has_class("-narrow")
+        if action in self.AGENT_ACTIONS:
+            return self.agent is not None
+        if action == "decide":
+            return self.agent is not None and self.agent.pending is not None
+        return True
 
     # --- navigation ------------------------------------------------------------------------
     def select(self, index: int, move_cursor: bool = True) -> None:
@@ -160,6 +219,15 @@ class RunScreen(Screen):
         self.follow = True
         self.select(len(self.steps))
 
+    def on_resize(self) -> None:
+        """Crossing 120 columns changes which keys apply (``w``): the footer follows."""
+        self.call_after_refresh(self.refresh_bindings)
+
+    def action_toggle_side(self) -> None:
+        self.toggle_class("-show-side")
+        if self.has_class("-show-side"):
+            self._show_side()
+
     def action_fold_reasoning(self) -> None:
         self.query_one("#detail", StepDetail).toggle_reasoning()
 
@@ -177,22 +245,47 @@ class RunScreen(Screen):
 
     def on_step_recorded(self, message: StepRecorded) -> None:
         self.add_step(message.step)
+        if self.human is not None:  # done: back to choosing the next action
+            self.query_one("#form-holder").loading = False
+            self.query_one("#palette").focus()
+
+    def show_score(self, message: RunScored) -> None:
+        """The app scored a run (at its end, or asked for): refresh the Score tab if it is ours."""
+        if message.run_path == self.run.path:
+            self.query_one("#run-summary", RunSummary).show(self.run)
+
+    @property
+    def is_live(self) -> bool:
+        return self.run.meta.status in ("created", "running")
 
     def on_run_ended(self, message: RunEnded) -> None:
         self._refresh_status()
-        self.notify(f"run {message.run.meta.status}: {message.run.meta.status_reason}")
+        self.query_one("#run-summary", RunSummary).show(self.run)
+        meta = message.run.meta
+        self.notify(f"run {meta.status}: {meta.status_reason}", markup=False,
+                    severity="error" if meta.status == "error" else "information")
         if self.agent is not None:
-            self.query_one("#agent-state", Static).update(f"ended: {message.run.meta.status}")
+            self._hide_confirm()
+            self.query_one("#agent-state", Static).update(Content(f"ended: {meta.status}"))
 
     # --- human mode ------------------------------------------------------------------------
+    def _model_only(self) -> list[Option]:
+        """The agents' model-backed actions, listed (disabled) so a person knows they exist."""
+        return [Option(f"{name} (needs a model)", id=f"model-{i}", disabled=True)
+                for i, name in enumerate(MODEL_ACTIONS) if name not in self.human.actions]
+
     @on(OptionList.OptionSelected, "#palette")
     async def _choose_action(self, event: OptionList.OptionSelected) -> None:
         await self.open_form(str(event.option.prompt))
 
-    async def open_form(self, action: str) -> ActionForm:
+    async def open_form(self, action: str) -> ActionForm | FileEditor:
         holder = self.query_one("#form-holder", Vertical)
         await holder.remove_children()
-        form = ActionForm(self.human.actions[action], id="action-form")
+        if action == EDIT_FILE:
+            form = FileEditor(self.run.workspace, self.human.main_script() or "", id="action-form")
+        else:
+            form = ActionForm(self.human.actions[action], self.human.suggested(action),
+                              id="action-form")
         await holder.mount(form)
         return form
 
@@ -205,14 +298,33 @@ class RunScreen(Screen):
             self.agent.decide(Decision(accept=True, args=event.args))
             self._hide_confirm()
 
-    @work(thread=True, exclusive=True, group="human")
+    @on(FileEditor.Saved)
+    def _saved(self, event: FileEditor.Saved) -> None:
+        event.stop()
+        self.human_step("Write File", {"file_name": event.file_name, "content": event.content})
+
     def human_step(self, action: str, args: dict) -> None:
-        self.human.step(action, args)
+        """Run the person's action in a worker; the form holder shows it is busy meanwhile
+        (an Execute Script can take minutes)."""
+        self.query_one("#form-holder").loading = True
+        self._human_step(action, args)
+
+    @work(thread=True, exclusive=True, group="human")
+    def _human_step(self, action: str, args: dict) -> None:
+        try:
+            self.human.step(action, args)
+        except Exception as err:  # noqa: BLE001 - shown to the person, the run stays open
+            self.post_message(ActionFailed(f"{action} failed: {err}"))
+            return
         step = self.human.env.last_step
         if step is not None:
             self.post_message(StepRecorded(step))
         if self.human.env.done:
             self.post_message(RunEnded(self.run))
+
+    def on_action_failed(self, message: ActionFailed) -> None:
+        self.query_one("#form-holder").loading = False
+        self.notify(message.error, severity="error", markup=False)
 
     # --- agent mode ------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="agent")
@@ -230,7 +342,6 @@ class RunScreen(Screen):
             self.agent.resume()
         else:
             self.agent.pause()
-        self.query_one("#agent-pause", Button).label = "Resume" if self.agent.paused else "Pause"
         self._refresh_status()
 
     def action_single_step(self) -> None:
@@ -247,19 +358,27 @@ class RunScreen(Screen):
 
     @on(Button.Pressed, "#agent-stop")
     def _stop(self) -> None:
+        """Stopping answers a waiting proposal too: it is not run, the run ends interrupted."""
         self.agent.stop()
+        self._hide_confirm()
 
     def on_proposal_pending(self, message: ProposalPending) -> None:
-        panel = self.query_one("#confirm-panel")
-        panel.remove_class("hidden")
-        args = message.proposal.args
-        shown = args if isinstance(args, str) else json.dumps(args, indent=2)
-        self.query_one("#confirm-proposal", Static).update(
-            f"[b]Proposed:[/b] {message.proposal.action}\n{shown}")
+        self.query_one("#confirm-panel", ProposalPanel).show(message.proposal, self.run.workspace)
+        self._refresh_status()  # the run is running now (the line still said created)
+        self.refresh_bindings()
 
     def _hide_confirm(self) -> None:
         self.query_one("#confirm-panel").add_class("hidden")
         self.query_one("#confirm-form-holder", Vertical).remove_children()
+        self.refresh_bindings()
+
+    async def action_decide(self, verdict: str) -> None:
+        if verdict == "accept":
+            self._accept()
+        elif verdict == "reject":
+            self._reject()
+        else:
+            await self._edit()
 
     @on(Button.Pressed, "#confirm-accept")
     def _accept(self) -> None:
@@ -294,7 +413,13 @@ class RunScreen(Screen):
         return env.lookup(action) if env is not None else None
 
     def on_unmount(self) -> None:
+        """Leaving a live run stops it; it is still scored when it ends (by the app)."""
         if self.agent is not None:
+            app = self.app
+            self.agent.on_end_cb = lambda run: app.post_message(RunEnded(run))
             self.agent.stop()
         if self.human is not None:
+            live = self.is_live
             self.human.close()
+            if live:
+                self.app.score_run(self.run.path)

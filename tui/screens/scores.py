@@ -22,6 +22,11 @@ from tui.widgets.plot import ascii_plot
 
 
 class ScoresScreen(Screen):
+    HELP_TITLE = "Scores"
+    HELP = """
+The report for the runs folder, one row per task and model (as `labcoat report`), and for
+the highlighted task the improvement over the baseline at each scored step.
+"""
     BINDINGS = [Binding("f5", "reload", "Reload", id="scores.reload"),
                 Binding("escape", "app.pop_screen", "Back", id="scores.back")]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -17,6 +18,13 @@ from environments.task import TaskSpec
 
 
 class TasksScreen(Screen):
+    HELP_TITLE = "Tasks"
+    HELP = """
+The task suite: pick a task (its research problem is shown on the right), then start a run
+by hand (`h`: you act through the same actions an agent has) or with an agent (`a`: choose
+a model, budgets and whether to confirm each action). Every run is recorded under the runs
+folder and scored when it ends.
+"""
     BINDINGS = [
         Binding("h", "start_human", "Start by hand", id="tasks.start_human"),
         Binding("a", "start_agent", "Start with agent", id="tasks.start_agent"),
@@ -49,9 +57,9 @@ class TasksScreen(Screen):
         for t in self.tasks:
             base = known_baseline(t)
             arrow = "↑" if t.higher_is_better else "↓"
-            table.add_row(t.name, t.kind, f"{t.metric} {arrow}",
-                          "measure" if base is None else f"{base:.4g}", ", ".join(t.tools) or "—",
-                          key=t.name)
+            cells = (t.name, t.kind, f"{t.metric} {arrow}",
+                     "measure" if base is None else f"{base:.4g}", ", ".join(t.tools) or "—")
+            table.add_row(*(Text(c) for c in cells), key=t.name)  # a str cell is markup
         if self.tasks:
             self.show_task(self.tasks[0])
 

@@ -13,7 +13,9 @@ from typing import Any
 
 from pydantic.fields import FieldInfo
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.content import Content
 from textual.message import Message
 from textual.widgets import Button, Input, Label, Select, Static, Switch, TextArea
 
@@ -45,7 +47,14 @@ def _kind(info: FieldInfo) -> tuple[str, list[Any]]:
 
 
 class ActionForm(VerticalScroll):
-    """Fields for one action, and a submit button."""
+    """Fields for one action, and a submit button.
+
+    Enter in a one-line field submits, as in any form; ctrl+s submits from anywhere (Enter
+    in a text area is a new line). ``values`` prefill fields (a person edits a suggestion
+    rather than typing a path from memory).
+    """
+
+    BINDINGS = [Binding("ctrl+s", "submit", "Submit", id="form.submit")]
 
     class Submitted(Message):
         def __init__(self, form: ActionForm, action: str, args: dict[str, Any]) -> None:
@@ -58,18 +67,34 @@ class ActionForm(VerticalScroll):
         def control(self) -> ActionForm:
             return self.form
 
-    def __init__(self, spec: ActionSpec, **kw: Any) -> None:
+    def __init__(self, spec: ActionSpec, values: dict[str, Any] | None = None, **kw: Any) -> None:
         super().__init__(**kw)
         self.spec = spec
+        self.initial = dict(values or {})
+
+    def on_mount(self) -> None:
+        for name, value in self.initial.items():
+            if name in self.spec.args_model.model_fields:
+                self.set_value(name, value)
+        first = next(iter(self.query("Input, TextArea, Switch, Select")), None)
+        if first is not None:
+            first.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.submit()
+
+    def action_submit(self) -> None:
+        self.submit()
 
     def compose(self) -> ComposeResult:
-        yield Static(f"[b]{self.spec.name}[/b] — {self.spec.description}", classes="form-title",
-                     markup=True)
+        yield Static(Content.assemble((self.spec.name, "bold"), f" — {self.spec.description}"),
+                     classes="form-title")
         yield Button("Submit", id="form-submit", variant="primary")
         for name, info in self.spec.args_model.model_fields.items():
             kind, choices = _kind(info)
             required = "" if not info.is_required() else " *"
-            yield Label(f"{name}{required}: {info.description or ''}", classes="form-label")
+            yield Label(Content(f"{name}{required}: {info.description or ''}"), classes="form-label")
             default = None if info.is_required() else info.get_default(call_default_factory=True)
             fid = f"field-{name}"
             if kind == "bool":
@@ -126,7 +151,7 @@ class ActionForm(VerticalScroll):
         try:
             self.spec.validate(args)
         except ActionInputError as err:
-            error.update(f"[red]{err}[/red]")
+            error.update(Content(str(err)))  # quotes what was typed: never markup
             return
         error.update("")
         self.post_message(self.Submitted(self, self.spec.name, args))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 from pathlib import PurePosixPath
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Tree
@@ -29,7 +30,11 @@ def _text(data: bytes) -> str | None:
 
 
 class WorkspaceView(Horizontal):
-    """Tree of the snapshot's files on the left, the selected file on the right."""
+    """Tree of the snapshot's files on the left, the selected file on the right.
+
+    Tree labels are ``Text``: a str label is Rich markup to the Tree, and a file an agent
+    named ``[bold]x.py`` must be listed as it is called.
+    """
 
     def __init__(self, run: RunDir, **kw) -> None:
         super().__init__(**kw)
@@ -79,8 +84,8 @@ class WorkspaceView(Horizontal):
             for depth in range(1, len(parts)):
                 key = "/".join(parts[:depth])
                 if key not in nodes:
-                    nodes[key] = nodes["/".join(parts[: depth - 1])].add(parts[depth - 1] + "/", expand=True)
-            nodes["/".join(parts[:-1])].add_leaf(parts[-1], data=rel)
+                    nodes[key] = nodes["/".join(parts[: depth - 1])].add(Text(parts[depth - 1] + "/"), expand=True)
+            nodes["/".join(parts[:-1])].add_leaf(Text(parts[-1]), data=rel)
         tree.root.expand()
 
     def on_tree_node_selected(self, event: Tree.NodeSelected) -> None:
@@ -122,9 +127,16 @@ def step_diff(run: RunDir, index: int, changed: list[str]) -> str:
                 texts.append(_text(run.snapshots.read(label, rel)) or "")
             except (KeyError, OSError, SnapshotError):
                 texts.append("")
-        chunks.extend(difflib.unified_diff(texts[0].splitlines(True), texts[1].splitlines(True),
-                                           f"a/{rel}", f"b/{rel}"))
+        chunks.append(file_diff(rel, texts[0], texts[1]))
     return "".join(chunks)
+
+
+def file_diff(rel: str, before: str, after: str) -> str:
+    """Unified diff of one file's two versions (a step's, or a proposal's against the file)."""
+    def lines(text: str) -> list[str]:  # a last line without "\n" would run into the next
+        return [line if line.endswith("\n") else line + "\n" for line in text.splitlines(True)]
+
+    return "".join(difflib.unified_diff(lines(before), lines(after), f"a/{rel}", f"b/{rel}"))
 
 
 class DiffView(CodeView):

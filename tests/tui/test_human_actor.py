@@ -1,0 +1,80 @@
+"""A person as a first-class actor: keyboard first, forms prefilled, a real editor, timed."""
+
+from __future__ import annotations
+
+import threading
+
+from environments.runs import RunDir
+from tests.tui.conftest import SIZE, opened_run, wait_for
+from tui.widgets.editor import EDIT_FILE, FileEditor
+
+
+async def _choose(pilot, screen, entry: str) -> None:
+    """Pick ``entry`` in the action list with the keyboard, as a person would."""
+    palette = screen.query_one("#palette")
+    palette.highlighted = [str(o.prompt) for o in palette.options].index(entry)
+    await pilot.press("enter")
+
+    def opened() -> bool:
+        form = next(iter(screen.query("#action-form")), None)
+        return isinstance(form, FileEditor) if entry == EDIT_FILE else \
+            form is not None and getattr(form, "spec", None) is not None and form.spec.name == entry
+
+    await wait_for(pilot, opened)
+    await pilot.pause()
+
+
+async def test_focus_starts_on_the_actions_and_enter_submits_a_prefilled_form(human_app):
+    async with human_app.run_test(size=SIZE) as pilot:
+        screen = await opened_run(human_app, pilot)
+        assert human_app.focused is screen.query_one("#palette")
+        shown = {b.action for _, b, _, _ in screen.active_bindings.values() if b.show}
+        assert not shown & {"toggle_pause", "single_step"}  # no agent keys on a person's run
+        model_only = [o for o in screen.query_one("#palette").options if "needs a model" in str(o.prompt)]
+        assert model_only and all(o.disabled for o in model_only)
+        await _choose(pilot, screen, "List Files")
+        assert screen.query_one("#field-dir_path").value == "."
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(screen.steps) == 1)
+        assert screen.steps[0].action == "List Files" and "train.py" in screen.steps[0].observation
+        await _choose(pilot, screen, "Inspect Script Lines")
+        values = screen.query_one("#action-form").values()
+        assert values == {"script_name": "train.py", "start_line_number": "1", "end_line_number": "3"}
+    run = RunDir.open(screen.run.path)
+    assert run.meta.totals.seconds > 0 and run.meta.status == "interrupted"
+
+
+async def test_the_editor_opens_the_file_and_saves_a_write_file_step(human_app):
+    async with human_app.run_test(size=SIZE) as pilot:
+        screen = await opened_run(human_app, pilot)
+        await _choose(pilot, screen, EDIT_FILE)
+        editor = screen.query_one("#action-form", FileEditor)
+        text = editor.query_one("#editor-text")
+        assert text.text.startswith("nums = [int(x)") and human_app.focused is text
+        assert text.language == "python" and "python" in text.available_languages  # highlighted
+        text.load_text(text.text.replace("sum(nums)))", "2 * sum(nums)))"))
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: len(screen.steps) == 1)
+        step = screen.steps[0]
+        assert step.action == "Write File" and step.args["file_name"] == "train.py"
+        assert step.changed == ["train.py"]
+        assert "2 * sum(nums)" in (screen.run.workspace / "train.py").read_text()
+
+
+async def test_a_busy_indicator_shows_while_the_action_runs(human_app):
+    async with human_app.run_test(size=SIZE) as pilot:
+        screen = await opened_run(human_app, pilot)
+        release = threading.Event()
+        step = screen.human.step
+
+        def slow_step(action, args):
+            release.wait(60)
+            return step(action, args)
+
+        screen.human.step = slow_step
+        await _choose(pilot, screen, "List Files")
+        await pilot.press("enter")
+        holder = screen.query_one("#form-holder")
+        await wait_for(pilot, lambda: holder.loading)
+        release.set()
+        await wait_for(pilot, lambda: len(screen.steps) == 1 and not holder.loading)

@@ -1,0 +1,45 @@
+"""The Run screen's Score tab: how the run ended (and why, for an ``error``), its score, and
+the per-step improvement curve when ``scores.json`` exists."""
+
+from __future__ import annotations
+
+import json
+
+from textual.content import Content
+from textual.widgets import Static
+
+from environments.runs import RunDir
+from environments.scoring import Score
+from tui.scoring import curve, score_line
+from tui.widgets.plot import ascii_plot
+
+NO_CURVE = "No per-step scores yet: press C on the Runs screen (or `labcoat score --all-steps`)."
+
+
+def summary_text(run: RunDir) -> Content:
+    """Plain text of the run's ending and scores (the reason may quote an exception: no markup)."""
+    meta = run.meta
+    parts: list[Content | str] = [Content.styled(meta.status, "bold")]
+    if meta.status_reason:
+        parts.append(f": {meta.status_reason}")
+    if meta.final_answer:
+        parts.append(f"\nfinal answer: {meta.final_answer}")
+    final = run.path / "score.json"
+    if final.exists():
+        try:
+            parts.append("\n" + score_line(Score.model_validate(json.loads(final.read_text()))))
+        except ValueError:
+            parts.append("\nscore.json is unreadable")
+    else:
+        parts.append("\nnot scored yet")
+    points = curve(run.path)
+    parts.append("\n\n")
+    parts.append(Content.styled("improvement over steps\n", "bold") if points else "")
+    parts.append(ascii_plot({run.meta.model or run.meta.agent: points}, width=48, height=8)
+                 if points else NO_CURVE)
+    return Content.assemble(*parts)
+
+
+class RunSummary(Static):
+    def show(self, run: RunDir) -> None:
+        self.update(summary_text(run))
