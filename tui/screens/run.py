@@ -125,7 +125,7 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
         self.steps = self.run.steps()
         self.query_one("#steps", StepList).add_rows([self._row(s) for s in self.steps])
         self._refresh_status()
-        self.query_one("#run-summary", RunSummary).show(self.run)
+        self._show_summary()
         self.select(len(self.steps))
         if self.agent is not None:
             self.start_agent()
@@ -252,7 +252,13 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
     def show_score(self, message: RunScored) -> None:
         """The app scored a run (at its end, or asked for): refresh the Score tab if it is ours."""
         if message.run_path == self.run.path:
-            self.query_one("#run-summary", RunSummary).show(self.run)
+            self._show_summary()
+
+    def _show_summary(self) -> None:
+        """Refresh the Score tab where it is mounted (a score can land while the screen is
+        still composing its tabs, or already closing)."""
+        for summary in self.query("#run-summary").results(RunSummary):
+            summary.show(self.run)
 
     @property
     def is_live(self) -> bool:
@@ -260,7 +266,7 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
 
     def on_run_ended(self, message: RunEnded) -> None:
         self._refresh_status()
-        self.query_one("#run-summary", RunSummary).show(self.run)
+        self._show_summary()
         meta = message.run.meta
         self.notify(f"run {meta.status}: {meta.status_reason}", markup=False,
                     severity="error" if meta.status == "error" else "information")
