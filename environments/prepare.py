@@ -23,7 +23,7 @@ def labcoat_home() -> Path:
     return Path(os.environ.get("LABCOAT_HOME", Path.home() / ".cache" / "labcoat"))
 
 
-def _fingerprint(root: Path) -> str:
+def fingerprint(root: Path) -> str:
     """Hash of the task folder's files (names, sizes, contents of small files)."""
     h = hashlib.sha256()
     for p in sorted(root.rglob("*")):
@@ -43,7 +43,7 @@ def prepare_task(task: TaskSpec, cache: Path | None = None, timeout: float = 900
         return task
     cache = cache or labcoat_home() / "tasks"
     cache.mkdir(parents=True, exist_ok=True)
-    dest = cache / f"{task.name}-{_fingerprint(task.root)}"
+    dest = cache / f"{task.name}-{fingerprint(task.root)}"
     marker = dest / ".prepared"
     if marker.exists():
         return load_task(dest, task.name)

@@ -66,6 +66,14 @@ class RunRecord(BaseModel):
         return self.score.improvement if self.score is not None else None
 
     @property
+    def value(self) -> float | None:
+        return self.score.value if self.score is not None else None
+
+    @property
+    def normalized(self) -> float | None:
+        return self.score.normalized if self.score is not None else None
+
+    @property
     def best_improvement(self) -> float | None:
         values = [v for v in self.curve.values() if v is not None]
         if self.improvement is not None:
@@ -165,6 +173,10 @@ class Row(BaseModel):
     improvement_stderr: float | None
     best_step_improvement: float | None
     best_step_improvement_stderr: float | None
+    mean_value: float | None = Field(None, description="the raw metric, mean over scored runs")
+    mean_normalized: float | None = Field(
+        None, description="normalized score (0 = baseline, 1 = reference; the task's anchors)")
+    normalized_stderr: float | None = None
     mean_steps: float
     mean_tokens: float
     total_tokens: int
@@ -183,12 +195,15 @@ def summarise_runs(task: str, model: str, runs: list[RunRecord]) -> Row:
     rate = successes / n if n else 0.0
     imps = [r.improvement for r in runs if r.improvement is not None]
     best = [r.best_improvement for r in runs if r.best_improvement is not None]
+    norm = [r.normalized for r in runs if r.normalized is not None]
     failures = {k: sum(r.outcome == k for r in runs) for k in (*FAILURE_REASONS, "unscored", "not_run", "no_baseline")}
     return Row(
         task=task, model=model, runs=n, successes=successes, success_rate=rate,
         success_rate_stderr=math.sqrt(rate * (1 - rate) / n) if n > 1 else None,
         scored=len(imps), mean_improvement=_mean(imps), improvement_stderr=_stderr(imps),
         best_step_improvement=_mean(best), best_step_improvement_stderr=_stderr(best),
+        mean_value=_mean([r.value for r in runs if r.value is not None]),
+        mean_normalized=_mean(norm), normalized_stderr=_stderr(norm),
         mean_steps=_mean([r.steps for r in runs]) or 0.0,
         mean_tokens=_mean([r.tokens for r in runs]) or 0.0, total_tokens=sum(r.tokens for r in runs),
         mean_cost=_mean([r.cost for r in runs]) or 0.0, total_cost=sum(r.cost for r in runs),
@@ -245,12 +260,16 @@ def failures_text(row: Row) -> str:
     return ", ".join(f"{k} {v}" for k, v in row.failures.items() if k != "infrastructure") or "0"
 
 
-COLUMNS = ["task", "model", "runs", "success", "mean improvement", "best-step improvement",
+COLUMNS = ["task", "model", "runs", "success", "metric", "normalized", "mean improvement",
+           "best-step improvement",
            "steps", "tokens", "cost $", "wall s", "failures", "infra failures"]
 
 
 def row_cells(row: Row) -> list[str]:
-    return [row.task, row.model, str(row.runs), rate(row),
+    norm = "n/a" if row.mean_normalized is None else f"{row.mean_normalized:.2f}" + (
+        f" ± {row.normalized_stderr:.2f}" if row.normalized_stderr is not None else "")
+    raw = "n/a" if row.mean_value is None else f"{row.mean_value:.4g}"
+    return [row.task, row.model, str(row.runs), rate(row), raw, norm,
             pct(row.mean_improvement, row.improvement_stderr),
             pct(row.best_step_improvement, row.best_step_improvement_stderr),
             f"{row.mean_steps:.1f}", f"{row.mean_tokens:,.0f}", f"{row.total_cost:.4f}",

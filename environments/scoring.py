@@ -28,12 +28,25 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from environments import timing
+from environments.anchors import load_anchors, normalize
 from environments.environment import code_mounts, sandbox_limits
-from environments.prepare import labcoat_home
+from environments.prepare import fingerprint, labcoat_home
 from environments.runs import RunDir, now
 from environments.snapshots import walk_files
+from environments.submission import (
+    CHALLENGE,
+    Produced,
+    collect_outputs,
+    has_produce,
+    open_produce,
+    produce_dir,
+    run_produce,
+    strip_code,
+)
 from environments.task import TaskSpec
-from sandbox import Mount, SandboxError, open_sandbox
+from environments.timing import Paired
+from sandbox import Mount, SandboxError, open_sandbox, resolve_kind
 
 TASK_SCRIPTS = "/task/scripts"
 FailureReason = Literal["no_submission", "eval_error", "timeout", "infrastructure"]
@@ -55,7 +68,7 @@ except Exception:
 scripts, folder, function = sys.argv[1], sys.argv[2], sys.argv[3]
 read_fd, write_fd = os.pipe()
 child = subprocess.Popen([sys.executable, "-I", "-c", sys.argv[4], scripts, folder, function,
-                          str(write_fd), os.environ.get("PYTHONPATH", "")],
+                          str(write_fd), os.environ.get("PYTHONPATH", ""), sys.argv[5], sys.argv[6]],
                          stdin=subprocess.DEVNULL, pass_fds=(write_fd,))
 os.close(write_fd)
 with os.fdopen(read_fd, "rb") as pipe:
@@ -72,8 +85,10 @@ print(f"\nLABCOAT_RESULT {nonce} {json.dumps({**report, 'exit': code})}", flush=
 # The child: imports eval.py by path from the pristine scripts folder and calls the function.
 _CHILD = r"""
 import importlib.util, json, os, sys, traceback
-scripts, folder, function, fd, pythonpath = sys.argv[1:6]
+scripts, folder, function, fd, pythonpath, each, guard = sys.argv[1:8]
 out = os.fdopen(int(fd), "w")
+if guard == "1":
+    os.environ["LABCOAT_PHASE"] = "trusted"  # methods._submission.load_submission refuses
 sys.path[:0] = [scripts] + [p for p in pythonpath.split(":") if p]
 try:
     os.chdir(folder)
@@ -82,7 +97,15 @@ try:
     spec.loader.exec_module(mod)
     if not hasattr(mod, function):
         raise AttributeError(f"eval.py defines no {function}()")
-    value = float(getattr(mod, function)(folder))
+    fn = getattr(mod, function)
+    if each == "1":  # a timed task: the same check on every repeat's outputs
+        values = [float(fn(os.path.join(folder, d))) for d in sorted(os.listdir(folder))
+                  if d.startswith("rep")]
+        if not values or len(set(values)) != 1:
+            raise ValueError(f"{function}() gave {values} over the repeats, not one value")
+        value = values[0]
+    else:
+        value = float(fn(folder))
     report = {"value": value}
 except FileNotFoundError as e:
     traceback.print_exc()
@@ -101,6 +124,11 @@ class EvalResult(BaseModel):
     seconds: float = 0.0
     failure: FailureReason | None = None
     detail: str = ""
+    # what the actor may see (Validate Submission): the submission phase's own output and the
+    # failure reason, never the trusted phase's (it may print the hidden scripts/)
+    public_detail: str = ""
+    baseline: float | None = None  # measured in the same call (timed tasks)
+    paired: Paired | None = None
 
 
 class Score(BaseModel):
@@ -118,6 +146,10 @@ class Score(BaseModel):
     eval_seconds: float = 0.0
     failure: FailureReason | None = None
     detail: str = ""
+    # timed tasks: the improvement's 95% interval from the paired comparison in this call
+    interval: tuple[float, float] | None = None
+    # 0 = the task's baseline anchor, 1 = its reference anchor (anchors.toml, versioned)
+    normalized: float | None = None
     scored_at: str = Field(default_factory=now)
 
 
@@ -147,35 +179,159 @@ def _drop_symlinks(folder: Path) -> None:
                 path.unlink()
 
 
+TRUSTED_FUNCTION = {"get_score": "score", "get_validation_score": "validation_score"}
+
+
+def _scratch(task: TaskSpec, source: Path, dest: Path) -> Path:
+    """A copy of ``source`` with its links dropped and the read-only files laid back."""
+    shutil.copytree(source, dest, symlinks=True)
+    _drop_symlinks(dest)
+    lay_read_only(task, dest)
+    return dest
+
+
 def evaluate(task: TaskSpec, workspace: Path, sandbox: str = "auto",
              function: str = "get_score", timeout: float | None = None) -> EvalResult:
-    """Run the task's ``function`` (from its pristine ``eval.py``) on a scratch copy of ``workspace``.
+    """Score a scratch copy of ``workspace`` under the contract of ``environments/submission.py``.
 
     Nothing in ``workspace`` is trusted: read-only files are laid over it from the task's
-    ``env/``, ``eval.py`` comes from the task's ``scripts/`` (mounted read-only), and the value
-    is taken only from a line tagged with a nonce the workspace's code never sees.
+    ``env/``; a task with ``scripts/produce.py`` runs it in a submission phase that has no
+    result channel, and its pristine ``eval.py`` scores only the outputs, in a second sandbox,
+    the value taken only from a line tagged with a nonce the submission never sees.
     """
     timeout = timeout or task.limits.eval_timeout
     with tempfile.TemporaryDirectory(prefix="labcoat-score-") as tmp:
-        scratch = Path(tmp) / "workspace"
+        tmp = Path(tmp)
         try:
-            shutil.copytree(workspace, scratch, symlinks=True)
-            _drop_symlinks(scratch)
-            lay_read_only(task, scratch)
+            scratch = _scratch(task, workspace, tmp / "workspace")
         except OSError as err:
             return EvalResult(failure="infrastructure", detail=f"cannot copy the workspace: {err}")
-        limits = sandbox_limits(task).model_copy(update={"timeout": timeout})
-        mounts = [*code_mounts(), Mount(source=task.scripts_dir, target=TASK_SCRIPTS)]
-        nonce = secrets.token_hex(16)
+        if not has_produce(task.scripts_dir):
+            if not task.in_process_scoring:
+                strip_code(scratch, keep=task.is_read_only)
+            return _trusted(task, scratch, sandbox, function, timeout,
+                            legacy=task.in_process_scoring)
+        challenge = secrets.token_hex(16)
         try:
-            with open_sandbox(sandbox, scratch, limits, mounts) as sb:
-                result = sb.exec(
-                    [sb.python, "-I", "-c", _RUNNER, sb.path_for(TASK_SCRIPTS), sb.workdir,
-                     function, _CHILD],
-                    stdin=nonce + "\n",
-                )
+            here = produce_dir(task.scripts_dir, tmp / "produce", challenge)
+            if task.timed:
+                return _timed(task, workspace, tmp, here, challenge, sandbox, function, timeout)
+            produced = run_produce(sandbox, scratch, here, _limits(task, timeout), code_mounts())
+            if not produced.ok:
+                return _produce_failure(produced, timeout)
+            collect_outputs(scratch, tmp / "outputs", challenge)
         except (SandboxError, OSError, ValueError) as err:
             return EvalResult(failure="infrastructure", detail=f"{type(err).__name__}: {err}")
+        result = _trusted(task, tmp / "outputs", sandbox, TRUSTED_FUNCTION.get(function, function),
+                          timeout)
+        return result.model_copy(update={
+            "seconds": result.seconds + produced.seconds, "public_detail": produced.tail[-2000:]
+            + (f"\n{result.failure}: scoring the outputs failed" if result.failure else "")})
+
+
+def _limits(task: TaskSpec, timeout: float):
+    return sandbox_limits(task).model_copy(update={"timeout": timeout})
+
+
+def _produce_failure(produced: Produced, timeout: float) -> EvalResult:
+    if produced.timed_out:
+        failure, why = "timeout", f"the submission ran past {timeout:g} s"
+    elif produced.no_submission:
+        failure, why = "no_submission", "the submission's file is missing"
+    else:
+        failure = "eval_error"
+        why = "out of memory" if produced.oom else "the submission failed"
+    detail = f"{why}:\n{produced.tail}".strip()
+    return EvalResult(seconds=produced.seconds, failure=failure, detail=detail, public_detail=detail)
+
+
+def _timed(task: TaskSpec, workspace: Path, tmp: Path, here: Path, challenge: str, sandbox: str,
+           function: str, timeout: float) -> EvalResult:
+    """A runtime: the submission and the pristine ``env/`` alternately, paired (``timing.py``).
+
+    Each side keeps one sandbox (a command costs milliseconds, a new namespace more); every
+    repeat gets a new challenge, so nothing cached by an earlier repeat answers a later one;
+    the order within a pair alternates (A B, B A, ...) so that going first or second (a warm
+    page cache, a CPU frequency step) does not bias the ratio.
+    """
+    limits, mounts = _limits(task, timeout), code_mounts()
+    spaces = {"a": _scratch(task, workspace, tmp / "a"), "b": _scratch(task, task.env_dir, tmp / "b")}
+    times: dict[str, list[float]] = {"a": [], "b": []}
+    deadline = time.monotonic() + timeout / 2
+    spent = 0.0
+    with (open_produce(sandbox, spaces["a"], here, limits, mounts) as sa,
+          open_produce(sandbox, spaces["b"], here, limits, mounts) as sbx):
+        boxes = {"a": sa, "b": sbx}
+        for i in range(timing.MAX_PAIRS):
+            rep = f"{challenge}{i:04x}"
+            (here / CHALLENGE).write_text(rep)
+            for side in (("a", "b") if i % 2 == 0 else ("b", "a")):  # ABBA: no order bias
+                produced = run_produce(sandbox, spaces[side], here, limits, mounts, sb=boxes[side])
+                spent += produced.seconds
+                if not produced.ok:
+                    if side == "b":
+                        return EvalResult(failure="infrastructure", seconds=spent,
+                                          detail=f"the pristine env/ failed:\n{produced.tail}")
+                    return _produce_failure(produced, timeout)
+                times[side].append(produced.seconds)
+                if side == "a":
+                    collect_outputs(spaces["a"], tmp / "outputs" / f"rep{i:02d}", rep)
+                    reset_workspace(task, workspace, spaces["a"], sa)
+            paired = timing.compare(times["a"], times["b"], task.higher_is_better)
+            if timing.settled(paired, task.success_threshold) or (
+                    i + 1 >= timing.MIN_PAIRS and time.monotonic() > deadline):
+                break
+    checked = _trusted(task, tmp / "outputs", sandbox, TRUSTED_FUNCTION.get(function, function),
+                       timeout, each=True)
+    if checked.value is None:
+        return checked.model_copy(update={"seconds": checked.seconds + spent})
+    work = checked.value
+    ga, gb = timing.geometric_mean(times["a"]), timing.geometric_mean(times["b"])
+    value, base = (work / ga, work / gb) if task.higher_is_better else (ga / work, gb / work)
+    detail = (f"{len(times['a'])} interleaved pairs: submission {ga:.4g} s, pristine env/ {gb:.4g} s "
+              f"(geometric means); improvement {paired.improvement:+.1%}, 95% t-interval "
+              f"[{paired.improvement_low:+.1%}, {paired.improvement_high:+.1%}]")
+    return EvalResult(value=value, baseline=base, paired=paired, seconds=spent + checked.seconds,
+                      detail=detail, public_detail=detail)
+
+
+_EMPTY_TMP = r"""
+import glob, os, shutil
+for top in ("/tmp", "/dev/shm"):
+    for path in glob.glob(top + "/*") + glob.glob(top + "/.*"):
+        try:
+            shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.remove(path)
+        except OSError:
+            pass
+"""
+
+
+def reset_workspace(task: TaskSpec, source: Path, space: Path, sb) -> None:
+    """Between repeats: the submission's workspace as submitted again, its temporary folders
+    emptied, so a repeat cannot answer from what an earlier one left behind (untimed)."""
+    sb.exec([sb.python, "-I", "-S", "-c", _EMPTY_TMP])
+    for child in space.iterdir():
+        shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+    shutil.copytree(source, space, symlinks=True, dirs_exist_ok=True)
+    _drop_symlinks(space)
+    lay_read_only(task, space)
+
+
+def _trusted(task: TaskSpec, folder: Path, sandbox: str, function: str, timeout: float,
+             each: bool = False, legacy: bool = False) -> EvalResult:
+    """Phase (b): the task's pristine ``eval.py`` over ``folder`` (outputs, or data-only files)."""
+    limits = _limits(task, timeout)
+    mounts = [*code_mounts(), Mount(source=task.scripts_dir, target=TASK_SCRIPTS)]
+    nonce = secrets.token_hex(16)
+    try:
+        with open_sandbox(sandbox, folder, limits, mounts) as sb:
+            result = sb.exec(
+                [sb.python, "-I", "-c", _RUNNER, sb.path_for(TASK_SCRIPTS), sb.workdir,
+                 function, _CHILD, "1" if each else "0", "0" if legacy else "1"],
+                stdin=nonce + "\n",
+            )
+    except (SandboxError, OSError, ValueError) as err:
+        return EvalResult(failure="infrastructure", detail=f"{type(err).__name__}: {err}")
     if result.timed_out:
         return EvalResult(seconds=result.seconds, failure="timeout",
                           detail=f"eval.py ran past {timeout:g} s")
@@ -203,17 +359,40 @@ def evaluate(task: TaskSpec, workspace: Path, sandbox: str = "auto",
                       detail=f"{reason}{problem}\n{tail}".strip())
 
 
+def task_key(task: TaskSpec) -> str:
+    """The task's content hash: a prepared copy is named after it (``<name>-<hash>``), else the
+    folder is hashed. Two folders with one name (the suite's vectorization, MLAgentBench's) never
+    share a stored baseline."""
+    suffix = task.root.name.rsplit("-", 1)[-1]
+    if re.fullmatch(r"[0-9a-f]{16}", suffix) and task.root.name.startswith(task.name):
+        return suffix
+    return fingerprint(task.root)
+
+
 def baseline_path(task: TaskSpec) -> Path:
-    return labcoat_home() / "baselines" / f"{task.name}.json"
+    return labcoat_home() / "baselines" / f"{task.name}-{task_key(task)}.json"
 
 
-def known_baseline(task: TaskSpec) -> float | None:
-    """The fixed baseline of task.toml, else the one ``labcoat baseline`` measured."""
+def _backend(sandbox: str | None) -> str | None:
+    try:
+        return resolve_kind(sandbox) if sandbox else None
+    except SandboxError:
+        return None
+
+
+def known_baseline(task: TaskSpec, sandbox: str | None = None) -> float | None:
+    """The fixed baseline of task.toml, else the one ``labcoat baseline`` measured for this
+    task's content; with ``sandbox``, only one measured on that backend (a runtime measured in
+    docker is not local's)."""
     if task.baseline is not None:
         return task.baseline
     path = baseline_path(task)
     if path.exists():
-        return float(json.loads(path.read_text())["mean"])
+        data = json.loads(path.read_text())
+        backend = _backend(sandbox)
+        if backend and data.get("backend") and data["backend"] != backend:
+            return None
+        return float(data["mean"])
     return None
 
 
@@ -224,29 +403,47 @@ def ensure_baseline(task: TaskSpec, runs: int = 3, sandbox: str = "auto",
     Machine-dependent metrics (a runtime) cannot ship a fixed baseline, and without one no run
     could have an improvement, so the first scoring on a machine measures it once.
     """
-    value = known_baseline(task)
+    value = known_baseline(task, sandbox)
     if value is None:
         if on_measure:
             on_measure(task.name)
-        measured = summarise(task, measure(task, runs=runs, sandbox=sandbox))
+        measured = summarise(task, measure(task, runs=runs, sandbox=sandbox), sandbox)
         store_baseline(task, measured)
         value = measured.mean
     return value
 
 
-def make_score(task: TaskSpec, result: EvalResult, step: int | None) -> Score:
-    baseline = known_baseline(task)
+def normalized_score(task: TaskSpec, result: EvalResult) -> float | None:
+    log_ratio = result.paired.mean_log_ratio if result.paired is not None else None
+    try:
+        return normalize(load_anchors(task.root), result.value, log_ratio)
+    except (OSError, ValueError):
+        return None
+
+
+def make_score(task: TaskSpec, result: EvalResult, step: int | None,
+               sandbox: str | None = None) -> Score:
+    """The score of one evaluation. A timed task's baseline is the pristine ``env/`` measured in
+    the same call, and success needs the pessimistic end of its interval past the threshold."""
+    paired = result.paired
+    baseline = result.baseline if result.baseline is not None else known_baseline(task, sandbox)
     imp = None
-    if result.value is not None and baseline is not None:
+    if paired is not None:
+        imp = paired.improvement
+    elif result.value is not None and baseline is not None:
         imp = improvement(result.value, baseline, task.higher_is_better)
     detail = result.detail
     if baseline is None and result.value is not None:
         detail = "no baseline known: run `labcoat baseline` for this task"
+    worst = paired.improvement_low if paired is not None else imp
     return Score(
         task=task.name, metric=task.metric, direction=task.direction, value=result.value,
-        baseline=baseline, improvement=imp, success=imp is not None and imp >= task.success_threshold,
+        baseline=baseline, improvement=imp,
+        success=worst is not None and worst >= task.success_threshold,
         threshold=task.success_threshold, step=step, eval_seconds=round(result.seconds, 3),
         failure=result.failure, detail=detail,
+        interval=(paired.improvement_low, paired.improvement_high) if paired else None,
+        normalized=normalized_score(task, result),
     )
 
 
@@ -271,7 +468,7 @@ def score_run(run: RunDir, task: TaskSpec, step: int | None = None, sandbox: str
         score = make_score(task, EvalResult(failure="infrastructure",
                                             detail=f"no step {index}: the run has {last} steps"), index)
         return score
-    score = make_score(task, _restore_and_evaluate(run, task, index, sandbox), index)
+    score = make_score(task, _restore_and_evaluate(run, task, index, sandbox), index, sandbox)
     _record(run, [score], final=index == last)
     return score
 
@@ -320,7 +517,7 @@ def score_steps(run: RunDir, task: TaskSpec, steps: list[int] | None = None,
                 result = _restore_and_evaluate(run, task, index, sandbox)
                 if key is not None and result.failure != "infrastructure":
                     seen[key] = result
-        scores.append(make_score(task, result, index))
+        scores.append(make_score(task, result, index, sandbox))
         if progress:
             progress(i + 1, len(wanted), scores[-1])
     _record(run, scores, final=last in wanted)
@@ -388,15 +585,18 @@ def measure(task: TaskSpec, overlay: Path | None = None, runs: int = 1, sandbox:
 
 class Measured(BaseModel):
     task: str
+    key: str = ""  # the task's content hash (task_key)
+    backend: str | None = None
     values: list[float]
     mean: float
     std: float
     measured_at: str = Field(default_factory=now)
 
 
-def summarise(task: TaskSpec, values: list[float]) -> Measured:
+def summarise(task: TaskSpec, values: list[float], sandbox: str | None = None) -> Measured:
     std = statistics.stdev(values) if len(values) > 1 else 0.0
-    return Measured(task=task.name, values=values, mean=statistics.fmean(values), std=std)
+    return Measured(task=task.name, key=task_key(task), backend=_backend(sandbox), values=values,
+                    mean=statistics.fmean(values), std=std)
 
 
 def store_baseline(task: TaskSpec, measured: Measured) -> Path:
@@ -422,6 +622,8 @@ def check_task(task: TaskSpec, sandbox: str = "auto", runs: int = 1) -> TaskChec
     start = time.perf_counter()
     if not task.reference_dir.is_dir():
         raise RuntimeError(f"{task.root}: no reference/ solution to check")
+    if task.timed:
+        return _check_timed(task, sandbox, start)
     baseline = known_baseline(task)
     source = "task.toml" if task.baseline is not None else "stored"
     if baseline is None:
@@ -432,3 +634,21 @@ def check_task(task: TaskSpec, sandbox: str = "auto", runs: int = 1) -> TaskChec
     return TaskCheck(task=task.name, baseline=baseline, baseline_source=source, reference=reference,
                      improvement=imp, threshold=task.success_threshold,
                      passed=imp >= task.success_threshold, seconds=time.perf_counter() - start)
+
+
+def _check_timed(task: TaskSpec, sandbox: str, start: float) -> TaskCheck:
+    """A timed task: the reference against the pristine env/ in one paired scoring; it passes
+    when the whole interval of its improvement is past the threshold."""
+    with tempfile.TemporaryDirectory(prefix="labcoat-measure-") as tmp:
+        ws = Path(tmp) / "workspace"
+        shutil.copytree(task.env_dir, ws)
+        shutil.copytree(task.reference_dir, ws, dirs_exist_ok=True)
+        run_solve(task, ws, sandbox)
+        result = evaluate(task, ws, sandbox)
+    if result.value is None or result.paired is None:
+        raise RuntimeError(f"{task.name}: evaluation failed ({result.failure}): {result.detail}")
+    return TaskCheck(task=task.name, baseline=result.baseline, baseline_source="same call (paired)",
+                     reference=result.value, improvement=result.paired.improvement,
+                     threshold=task.success_threshold,
+                     passed=result.paired.improvement_low >= task.success_threshold,
+                     seconds=time.perf_counter() - start)

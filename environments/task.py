@@ -149,6 +149,10 @@ def load_task(root: str | Path, name: str | None = None) -> TaskSpec:
     data: dict = {}
     if not toml_path.exists() and (root / "env" / "train.py").is_file():
         data["solve"] = ["train.py"]  # MLAgentBench's convention: train.py makes the submission
+    if not toml_path.exists():
+        from environments.mlagentbench import defaults_for
+
+        data.update(defaults_for(name or root.name))  # MLAgentBench's metric and direction
     if toml_path.exists():
         try:
             data = tomllib.loads(toml_path.read_text())

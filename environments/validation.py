@@ -38,6 +38,21 @@ def validations_used(env: Environment) -> int:
     return used + getattr(env, "_unrecorded_validations", 0)
 
 
+def redact(task: TaskSpec, text: str) -> str:
+    """``text`` with every line that quotes a file of the hidden ``scripts/`` removed.
+
+    The actor only ever gets the submission phase's own output (never the trusted phase's,
+    which runs the task's eval.py), and the submission phase cannot read ``scripts/``; this
+    is the second lock: a line carrying 8+ characters of a hidden text file is dropped.
+    """
+    hidden = []
+    for path in task.scripts_dir.rglob("*"):
+        if path.is_file() and path.stat().st_size < (1 << 20):
+            hidden += [w for w in path.read_text(errors="ignore").split() if len(w) >= 8]
+    kept = [line for line in text.splitlines() if not any(w in line for w in hidden)]
+    return "\n".join(kept)
+
+
 def _validate(env: Environment, args: ValidateArgs) -> Observation:
     from environments.scoring import evaluate  # scoring imports the environment module
 
@@ -62,7 +77,8 @@ def _validate(env: Environment, args: ValidateArgs) -> Observation:
                 f"Validation budget left: {left} of {budget}.")
         return env.observe(text, seconds=result.seconds, data=data)
     note = "" if counted else " (an infrastructure error; this call was not counted)"
-    text = (f"Validation failed ({result.failure}){note}: {result.detail[-1500:]}\n"
+    shown = redact(task, result.public_detail or "")[-1500:]
+    text = (f"Validation failed ({result.failure}){note}: {shown}\n"
             f"Validation budget left: {left} of {budget}.")
     return env.observe(text, error=True, seconds=result.seconds, data=data)
 

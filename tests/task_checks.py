@@ -24,8 +24,9 @@ from types import ModuleType
 
 import pytest
 
+from environments.anchors import load_anchors, normalize
 from environments.prepare import prepare_task
-from environments.scoring import EvalResult, evaluate, improvement, run_solve
+from environments.scoring import EvalResult, evaluate, improvement, make_score, run_solve
 from environments.suite import TASKS_DIR
 from environments.task import TaskSpec, load_task
 
@@ -107,11 +108,41 @@ def assert_no_private_data_in(spec: TaskSpec, workspace: Path) -> None:
             assert data != secret, f"{path} is a copy of the private {secret_name}"
 
 
+def assert_timed_reference_succeeds(spec: TaskSpec, tmp_path: Path) -> tuple[float, float]:
+    """A timed task: the reference scored against the pristine env/ in the same call
+    (interleaved pairs, ``environments/timing.py``); the whole 95% interval of its improvement
+    must lie past the threshold. Returns (the pristine env/'s value, the reference's)."""
+    ws = make_workspace(spec, Path(tmp_path) / "reference", reference=True)
+    solve(spec, ws)
+    result = score(spec, ws)
+    scored = make_score(spec, result, None)
+    assert scored.success and scored.interval[0] > spec.success_threshold, (
+        f"{spec.name}: the reference is not faster beyond the noise: {result.detail}")
+    if load_anchors(spec.root) is not None:  # a log-ratio anchor moves with the machine more
+        assert 0.4 < scored.normalized < 2.0, (spec.name, scored.normalized, result.detail)
+    return scored.baseline, scored.value
+
+
+ANCHOR_TOLERANCE = 0.15  # machines differ a little even on deterministic tasks (BLAS, threads)
+
+
+def assert_anchored(spec: TaskSpec, base: float, ref: float) -> None:
+    """The normalized score (``environments/anchors.py``) puts the baseline at 0 and the
+    reference at 1, up to ``ANCHOR_TOLERANCE``; every suite task has its anchors."""
+    anchors = load_anchors(spec.root)
+    assert anchors is not None, f"{spec.name}: no anchors.toml"
+    assert normalize(anchors, base) == pytest.approx(0.0, abs=ANCHOR_TOLERANCE), (spec.name, base)
+    assert normalize(anchors, ref) == pytest.approx(1.0, abs=ANCHOR_TOLERANCE), (spec.name, ref)
+
+
 def assert_reference_beats_baseline(spec: TaskSpec, tmp_path: Path) -> tuple[float, float]:
     """Baseline (``env/``) and reference (``env/`` + ``reference/``) solved and scored;
     the reference must beat the baseline by more than the success threshold."""
+    if spec.timed:
+        return assert_timed_reference_succeeds(spec, tmp_path)
     base = solve_and_score(spec, Path(tmp_path) / "baseline")
     ref = solve_and_score(spec, Path(tmp_path) / "reference", reference=True)
+    assert_anchored(spec, base, ref)
     g = gain(spec, ref, base)
     assert g > spec.success_threshold, (
         f"{spec.name}: reference {ref:.4g} vs baseline {base:.4g} is a {g:+.1%} improvement, "
@@ -154,6 +185,29 @@ def load_module(path: Path, name: str) -> ModuleType:
 def load_eval(spec: TaskSpec) -> ModuleType:
     """The task's ``scripts/eval.py`` imported in this process (for its helpers and gates)."""
     return load_module(spec.eval_path, f"eval_{spec.name.replace('-', '_')}")
+
+
+def produce_and_score(spec: TaskSpec, workspace: Path, out: Path,
+                      patch: dict[str, dict[str, object]] | None = None) -> float:
+    """Both phases of a two-phase task in this process, for quick unit tests of a task's logic
+    (the scorer itself runs them in two sandboxes): ``produce.py`` on ``workspace`` into
+    ``out``, then ``eval.py``'s ``score``. ``patch`` sets module attributes first, e.g.
+    ``{"produce": {"STEPS": 3000}, "eval": {"RUNS": 4}}``."""
+    import sys
+
+    sys.path.insert(0, str(spec.scripts_dir))
+    try:
+        mods = {"produce": load_module(spec.scripts_dir / "produce.py", f"produce_{spec.name}"),
+                "eval": load_eval(spec)}
+    finally:
+        sys.path.remove(str(spec.scripts_dir))
+    for which, attrs in (patch or {}).items():
+        for name, value in attrs.items():
+            setattr(mods[which], name, value)
+    out = Path(out)
+    out.mkdir(parents=True)
+    mods["produce"].produce(Path(workspace), spec.scripts_dir, out)
+    return float(mods["eval"].score(str(out)))
 
 
 def assert_deterministic(spec: TaskSpec, cache: Path) -> None:

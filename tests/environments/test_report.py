@@ -9,7 +9,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from environments.report import build_report, compare, improvement_curves, load_runs, to_markdown, write_plots
+from environments.report import (
+    build_report,
+    compare,
+    improvement_curves,
+    load_runs,
+    row_cells,
+    summarise_runs,
+    to_markdown,
+    write_plots,
+)
 from environments.runs import RunMeta, Totals
 from tui.cli import app
 
@@ -99,7 +108,7 @@ def test_markdown_and_plots(runs_dir, tmp_path):
     rows = build_report(load_runs(runs_dir))
     md = to_markdown(rows)
     assert md.startswith("| task | model | runs | success |")
-    assert "| t1 | A | 3 | 33% ± 27% (1/3) | +12.5% ± 7.5% | +17.5% ± 12.5% | 4.0 | 150 | 0.0400 | 20.0 | 0 | 1 |" in md
+    assert "| t1 | A | 3 | 33% ± 27% (1/3) | 11.25 | n/a | +12.5% ± 7.5% | +17.5% ± 12.5% | 4.0 | 150 | 0.0400 | 20.0 | 0 | 1 |" in md
     written = write_plots(rows, load_runs(runs_dir), tmp_path / "plots")
     assert sorted(p.name for p in written) == ["improvement_t1.png", "success_vs_tokens.png"]
     for p in written:
@@ -124,3 +133,14 @@ def test_report_cli(runs_dir, tmp_path):
                               str(runs_dir / "r4")])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)[0]["mean_improvement_delta"] == pytest.approx(0.45)
+
+
+def test_normalized_score_is_shown_next_to_the_raw_metric(tmp_path):
+    """Reports carry the normalized score (the task's fixed anchors) beside value and success."""
+    root = tmp_path / "runs"
+    for i, norm in enumerate((0.5, 1.0)):
+        final = {**score("t1", 12.0 + i, 0.2, 3), "normalized": norm}
+        make_run(root, f"n{i}", "t1", "A", final=final)
+    row = summarise_runs("t1", "A", load_runs(root))
+    assert row.mean_normalized == pytest.approx(0.75) and row.mean_value == pytest.approx(12.5)
+    assert "| 12.5 | 0.75 ± 0.25 |" in "| " + " | ".join(row_cells(row)) + " |"

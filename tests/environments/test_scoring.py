@@ -31,28 +31,31 @@ from tests.conftest import write_task
 
 SECRET = "held-out-answers-7f3a9c"
 
-# eval.py imports the workspace's model.py in-process (as the real tasks do), scores its
-# predictions on private answers, and checks the read-only data file.
+# The two-phase contract (environments/submission.py): produce.py imports the workspace's
+# model.py in the submission phase and writes its predictions; eval.py scores them on the
+# private answers in the trusted phase.
+TAMPER_PRODUCE = textwrap.dedent("""
+    import json
+    from methods._submission import load_submission
+    def produce(workspace, here, out):
+        mod = load_submission(workspace, "model.py")
+        inputs = [int(x) for x in (workspace / "data.txt").read_text().split()]
+        (out / "predictions.json").write_text(json.dumps([mod.predict(x) for x in inputs]))
+""")
 TAMPER_EVAL = textwrap.dedent("""
-    import importlib.util, os, sys
+    import json, os
     from pathlib import Path
     HERE = Path(__file__).parent
-    def _load(folder):
-        path = os.path.join(folder, "model.py")
-        if not os.path.exists(path):
-            raise FileNotFoundError("no model.py")
-        spec = importlib.util.spec_from_file_location("submission", path)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
     def _score(folder, answers_file):
-        mod = _load(folder)
-        inputs = [int(x) for x in open(os.path.join(folder, "data.txt")).read().split()]
+        path = os.path.join(folder, "predictions.json")
+        if not os.path.exists(path):
+            raise FileNotFoundError("no predictions")
+        predictions = json.loads(open(path).read())
         answers = [int(x) for x in (HERE / answers_file).read_text().split()[1:]]
-        return sum(mod.predict(x) == y for x, y in zip(inputs, answers)) / len(answers)
-    def get_score(folder):
+        return sum(p == y for p, y in zip(predictions, answers)) / len(answers)
+    def score(folder):
         return _score(folder, "answers.txt")
-    def get_validation_score(folder):
+    def validation_score(folder):
         return _score(folder, "val_answers.txt")
 """)
 PREPARE = textwrap.dedent(f"""
@@ -67,6 +70,7 @@ def tamper_task(root: Path, toml_extra: str = "") -> Path:
     toml = f'metric = "accuracy"\ndirection = "higher"\nbaseline = 0.5\n{toml_extra}'
     return write_task(root, toml=toml, eval_body=TAMPER_EVAL, files={
         "scripts/prepare.py": PREPARE,
+        "scripts/produce.py": TAMPER_PRODUCE,
         "env/model.py": "def predict(x):\n    return 0\n",
         "reference/model.py": "def predict(x):\n    return x % 2\n",
     })
@@ -171,14 +175,30 @@ def test_stealing_the_nonce_from_inside_eval_fails(tamper, tmp_path):
     """)
     run, task = run_actions(tamper, tmp_path, [write("model.py", thief)])
     s = score_run(run, task, sandbox="local")
-    assert s.value is None and s.failure == "eval_error" and not s.success
+    assert s.value is None and s.failure in ("eval_error", "no_submission") and not s.success
 
 
-def test_killing_the_scorer_is_an_eval_error_not_infrastructure(tamper, tmp_path):
+def test_killing_its_parent_reaches_no_scorer(tamper, tmp_path):
+    """The submission phase has no trusted parent to kill: the score is the honest one."""
     killer = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\ndef predict(x):\n    return 0\n"
     run, task = run_actions(tamper, tmp_path, [write("model.py", killer)])
     s = score_run(run, task, sandbox="local")
-    assert s.failure == "eval_error" and "before reporting" in s.detail
+    assert s.failure != "infrastructure" and not s.success and s.value in (None, 0.5)
+
+
+def test_validation_never_shows_the_hidden_scripts(tmp_path):
+    """A submission that fails with a traceback quoting the answers file it tried to read (or
+    the scorer's own output) must not get the hidden scripts/ back through Validate Submission."""
+    root = tamper_task(tmp_path / "val", "validation_budget = 2\n")
+    leak = textwrap.dedent(f"""
+        import glob
+        found = [open(p).read() for p in glob.glob("/task/**/*answers*", recursive=True)]
+        raise RuntimeError("leak: " + repr(found) + " {SECRET[:4]}" + "{SECRET[4:]}")
+    """)
+    run, task = run_actions(root, tmp_path, [write("model.py", leak), {"action": VALIDATE, "args": {}}])
+    obs = run.steps()[-1].observation
+    assert "Validation failed" in obs
+    assert SECRET not in obs
 
 
 def test_held_out_answers_never_enter_the_workspace(tamper, tmp_path):

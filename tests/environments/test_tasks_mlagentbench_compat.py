@@ -101,3 +101,65 @@ def test_prepares_runs_and_scores(mlab_task, tmp_path):
     train.write_text(train.read_text().replace("> 0.0)", "> 0.1)"))
     th.solve(spec.model_copy(update={"solve": ["train.py"]}), ws)
     assert th.value(spec, ws) == 1.0
+
+
+def test_mlagentbench_task_names_get_their_metric_and_direction(tmp_path):
+    """A folder named like MLAgentBench's house-price needs no task.toml to be lower-is-better."""
+    root = tmp_path / "house-price"
+    for rel, text in {"env/train.py": TRAIN, "scripts/eval.py": EVAL,
+                      "scripts/research_problem.txt": "predict", "scripts/read_only_files.txt": ""}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    spec = load_task(root)
+    assert (spec.metric, spec.direction, spec.solve) == ("mae", "lower", ["train.py"])
+    (root / "task.toml").write_text('direction = "higher"\n')
+    assert load_task(root).direction == "higher"  # a task.toml overrides the defaults
+
+
+def test_pandas_is_importable_in_the_sandbox(tmp_path):
+    """MLAgentBench's eval.py and train.py files import pandas."""
+    from sandbox import SandboxLimits, open_sandbox
+
+    with open_sandbox(th.SANDBOX, tmp_path, SandboxLimits(timeout=60)) as sb:
+        r = sb.exec([sb.python, "-c", "import pandas; print(pandas.DataFrame({'a': [1]}).shape)"])
+    assert r.ok and "(1, 1)" in r.stdout, r.stderr
+
+
+MLAB_VECTORIZATION_EVAL = '''
+import os
+import pandas as pd
+
+def get_score(submission_path="../env"):
+    submission = pd.read_csv(os.path.join(submission_path, "submission.csv"), delimiter=";")
+    return float(submission.columns[0])
+'''
+MLAB_VECTORIZATION_TRAIN = '''
+import time
+start = time.time()
+sum(i * i for i in range(200_000))
+open("submission.csv", "w").write(f"{time.time() - start}\\n")
+'''
+
+
+def test_an_mlagentbench_style_vectorization_folder_scores_with_its_own_baseline(tmp_path):
+    """MLAgentBench's layout for vectorization (train.py writes its runtime to submission.csv,
+    eval.py reads it with pandas): no task.toml, lower is better, a finite runtime, and a
+    baseline stored under its own content hash, never the suite task's."""
+    from environments.scoring import baseline_path, ensure_baseline, evaluate, run_solve
+
+    root = tmp_path / "vectorization"
+    for rel, text in {"env/train.py": MLAB_VECTORIZATION_TRAIN,
+                      "scripts/eval.py": MLAB_VECTORIZATION_EVAL,
+                      "scripts/research_problem.txt": "make train.py faster",
+                      "scripts/read_only_files.txt": ""}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    spec = load_task(root)
+    assert spec.direction == "lower" and spec.solve == ["train.py"]
+    ws = th.make_workspace(spec, tmp_path / "ws")
+    run_solve(spec, ws, sandbox=th.SANDBOX)
+    result = evaluate(spec, ws, sandbox=th.SANDBOX)
+    assert result.value is not None and 0 < result.value < 1e9, result.detail
+    ensure_baseline(spec, runs=1, sandbox=th.SANDBOX)
+    assert baseline_path(spec) != baseline_path(th.task_spec("vectorization"))
+    assert baseline_path(spec).exists()

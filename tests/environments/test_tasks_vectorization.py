@@ -25,8 +25,14 @@ def test_task_loads():
 
 
 def test_reference_is_much_faster_than_baseline(task, tmp_path):
-    base, ref = th.assert_reference_beats_baseline(task, tmp_path)
-    assert ref < base / 5
+    """Scored against the pristine env/ in the same call (interleaved pairs), the reference's
+    whole 95% interval lies past the threshold (the process's start is in both times)."""
+    from environments.scoring import make_score
+
+    ws = th.make_workspace(task, tmp_path / "ref", reference=True)
+    score = make_score(task, th.score(task, ws), None)
+    assert score.success and score.interval[0] > task.success_threshold, score.detail
+    assert score.improvement > 0.3, score.detail
 
 
 def _patched(task, tmp_path, old: str, new: str):
@@ -50,15 +56,21 @@ def test_wrong_shape_is_rejected(task, tmp_path):
 
 
 def test_cached_answers_do_not_pass(task, tmp_path):
-    """eval feeds a fresh batch every repeat, so replaying the first answer is caught."""
+    """Every repeat is a new process with a new challenge, and the workspace and /tmp are reset
+    between repeats: an answer saved by one repeat and replayed by the next is caught."""
     signature = "    def forward(self, features_batch: np.ndarray) -> np.ndarray:\n"
     result = _patched(
         task, tmp_path, signature,
         signature
-        + "        if getattr(self, '_cache', None) is not None:\n"
-        "            return self._cache\n"
-        "        self._cache = self._forward(features_batch)\n"
-        "        return self._cache\n\n"
+        + "        import os\n"
+        "        for cache in ('/tmp/cache.npy', 'cache.npy'):\n"
+        "            if os.path.exists(cache):\n"
+        "                return np.load(cache)\n"
+        "        out = self._forward(features_batch)\n"
+        "        np.save('/tmp/cache.npy', out)\n"
+        "        np.save('cache.npy', out)\n"
+        "        return out\n\n"
         "    def _forward(self, features_batch: np.ndarray) -> np.ndarray:\n",
     )
-    assert result.value is None and "wrong output on repeat 1" in result.detail
+    assert result.value is not None, result.detail  # nothing cached survived a repeat
+

@@ -220,9 +220,13 @@ def test_bundled_digits_no_longer_recover_the_held_out_labels():
 
 
 def test_task_gate_rejects_loading_bundled_digits(tmp_path):
-    ev = _task_script("eval")
+    produce = _task_script("produce")  # the submission phase gates the source it is given
     (tmp_path / "features.py").write_text("from sklearn.datasets import load_digits\n")
-    assert ev.get_score(str(tmp_path)) == ev.WORST
+    assert produce._forbidden_reference(tmp_path) == "features.py"
+    out = tmp_path / "out"
+    produce.produce(tmp_path, TASK / "scripts", out)
+    ev = _task_script("eval")
+    assert ev.score(str(out)) == ev.WORST
 
 
 def test_task_loco_mae_of_a_perfect_feature_is_zero():

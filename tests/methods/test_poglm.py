@@ -174,8 +174,8 @@ TASK = ROOT / "environments" / "tasks" / NAME
 
 
 def test_task_eval_scores_an_autoregressive_posterior():
-    """eval.py's own sampling path for autoregressive posteriors: an FS-like Q gives a finite gap,
-    and its rates are only ever asked with the prefix eval.py sampled itself."""
+    """The autoregressive path (sampling in produce.py, the bound in eval.py): an FS-like Q gives
+    a finite gap, and its rates are only ever asked with the prefix produce.py sampled."""
     ev = th.load_module(TASK / "scripts" / "eval.py", "poglm_task_eval")
     ds = ev.dataset()
     seen = []
@@ -187,7 +187,10 @@ def test_task_eval_scores_an_autoregressive_posterior():
             seen.append(z_prefix.shape[1])
             return torch.full((*x_vis.shape[:-1], 2), 0.4, dtype=torch.float64)
 
-    lw = ev.sample_and_score(Q(), ds.params, ds.test[:3, :, :3], 4, torch.Generator().manual_seed(0))
+    produce = th.load_module(TASK / "scripts" / "produce.py", "poglm_task_produce")
+    x = ds.test[:3, :, :3]
+    lam, z = produce.sample_autoregressive(Q(), x, 4, torch.Generator().manual_seed(0))
+    lw = ev.log_weights(ds.params, x, lam, z, 4, torch.Generator().manual_seed(0))
     assert lw.shape == (4, 3) and torch.isfinite(lw).all()
     assert seen == list(range(ev.T))
 

@@ -169,11 +169,17 @@ def test_plugin_with_the_reference_estimator_reproduces_the_library(dev_mdp):
 def quick_eval(tmp_path, monkeypatch):
     """The prepared task and its eval.py, imported here on its private data, with a short stream."""
     task = th.prepared_task(NAME, tmp_path / "cache")
-    ev = th.load_eval(task)
-    monkeypatch.setattr(ev, "STEPS", 3000)
-    monkeypatch.setattr(ev, "RUNS", 4)
     monkeypatch.delitem(sys.modules, "estimator", raising=False)
-    return task, ev
+    quick = {"produce": {"STEPS": 3000, "RUNS": 4}, "eval": {"RUNS": 4}}
+    outs = iter(range(100))
+
+    class Quick:  # both scoring phases in this process (th.produce_and_score), a short stream
+        @staticmethod
+        def get_score(folder: str) -> float:
+            sys.modules.pop("estimator", None)
+            return th.produce_and_score(task, Path(folder), tmp_path / f"out{next(outs)}", quick)
+
+    return task, Quick
 
 
 def test_task_reference_beats_baseline_and_gates_hold(quick_eval, tmp_path):

@@ -12,6 +12,7 @@ tokens exactly.
 Writes (current directory = the task copy's ``scripts/``):
   eval_case.pt   {"weights": {...}, "prompts": (B, T0) int64, "expected": (B, T0 + NEW) int64,
                   "max_new_tokens": NEW}   (private; read by eval.py)
+  inputs/case.pt the same without "expected" (shown to produce.py, the submission phase)
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ def main() -> None:
     case = {"weights": weights, "prompts": torch.stack(prompts),
             "expected": torch.stack(outputs), "max_new_tokens": NEW_TOKENS}
     torch.save(case, HERE / "eval_case.pt")
+    # what the submission phase may see (produce.py): everything but the expected tokens
+    (HERE / "inputs").mkdir(exist_ok=True)
+    torch.save({k: v for k, v in case.items() if k != "expected"}, HERE / "inputs" / "case.pt")
     print(f"llama-inference: {N_PROMPTS} prompts x {NEW_TOKENS} new tokens "
           f"({rejected} near-tie prompts redrawn)")
 

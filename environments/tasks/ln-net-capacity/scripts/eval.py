@@ -4,6 +4,9 @@ Each dataset: m = 256 points X ~ N(0, I_8), uniformly random binary labels drawn
 nothing can leak). The net is built and trained by the workspace's (read-only, pristine) lnlib.
 Gates (each scores 0): a valid net.json, at most 1,600 parameters, at most 800 full-batch steps,
 only linear and norm layers (lnlib builds nothing else), at most 10 s of CPU per dataset.
+
+A data-only task under the scoring contract (``environments/submission.py``): the submission
+is net.json, and the only code in the scored copy is the task's pristine, read-only lnlib.py.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
 
-from methods._submission import load_submission  # noqa: E402
+import importlib.util  # noqa: E402
 
 PRIVATE_SEEDS = (52_331, 52_337, 52_361, 52_363, 52_369)
 M, D = 256, 8
@@ -27,7 +30,11 @@ WORST = 0.0
 
 def get_score(submission_folder: str) -> float:
     folder = Path(submission_folder).resolve()
-    lnlib = load_submission(folder, "lnlib.py")
+    # lnlib.py is read-only: the scorer lays the pristine copy over the workspace, and a
+    # data-only task's trusted phase keeps only such files (environments/submission.py)
+    spec_ = importlib.util.spec_from_file_location("lnlib", folder / "lnlib.py")
+    lnlib = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(lnlib)
     try:
         spec = lnlib.load_spec(folder / "net.json")
         lnlib.build(spec)

@@ -1,4 +1,8 @@
-"""Score route.py: mean MSE over 8 private held-out tasks of the routed forward pass."""
+"""Score route.py: mean MSE over 8 private held-out tasks of the routed forward pass.
+
+The trusted phase of the two-phase contract (``environments/submission.py``): ``produce.py``
+saved route()'s weights for both layers in the submission phase; this recomputes the routed
+forward pass from them with the pristine base and experts, and compares with the targets."""
 
 from __future__ import annotations
 
@@ -6,9 +10,11 @@ import sys
 from pathlib import Path
 
 import torch
-from torch import nn
 
-from methods._submission import load_submission
+from methods._submission import load_outputs
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "inputs"))
+from routed import forward_layer, load_model  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 WORST = float("inf")
@@ -32,37 +38,25 @@ def _check(w: object, n: int, e: int, layer: int) -> str | None:
     return None
 
 
-def get_score(submission_folder: str) -> float:
+def score(outputs: str) -> float:
     torch.set_num_threads(1)
-    folder = Path(submission_folder).resolve()
     heldout = _heldout()
-    base = nn.ModuleList([nn.Linear(32, 64), nn.Linear(64, 8)])
-    base.load_state_dict(torch.load(folder / "base.pt", weights_only=True))
-    base.requires_grad_(False)
-    experts = torch.load(folder / "experts.pt", weights_only=True)
-    A, B = experts["A"], experts["B"]
-    module = load_submission(folder, "route.py", name="route")
+    base, A, B = load_model(HERE)
+    weights = load_outputs(outputs)
     mses = []
-    for task in heldout:
+    for i, task in enumerate(heldout):
         x, y = task["x"], task["y"]
         h = x
         with torch.no_grad():
             for layer in range(2):
-                w = module.route(x.clone(), h.clone(), layer)
-                if isinstance(w, torch.Tensor):
-                    w = w.detach().to(h.dtype)
+                w = weights.get(f"w{i}_{layer}")
+                w = torch.from_numpy(w).to(h.dtype) if w is not None else None
                 problem = _check(w, len(x), A[layer].shape[0], layer)
                 if problem:
                     print(f"gate: {problem}")
                     return WORST
-                low = torch.einsum("ni,eir->ner", h, A[layer])
-                out = base[layer](h) + torch.einsum("ne,ner,ero->no", w, low, B[layer])
-                h = torch.tanh(out) if layer == 0 else out
+                h = forward_layer(base, A, B, h, w, layer)
         mses.append(float(((h - y) ** 2).mean()))
-    score = sum(mses) / len(mses)
+    value = sum(mses) / len(mses)
     print("per-task MSE:", ", ".join(f"{m:.2f}" for m in mses))
-    return score
-
-
-if __name__ == "__main__":
-    print(get_score(sys.argv[1] if len(sys.argv) > 1 else "."))
+    return value

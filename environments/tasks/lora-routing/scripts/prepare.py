@@ -3,6 +3,7 @@ tasks' definitions (public), and 8 held-out tasks (2 per family, private seeds) 
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import torch
@@ -32,6 +33,11 @@ def main() -> None:
             x, y = task.sample(fam, lib.base, HELDOUT_SAMPLES)
             heldout.append({"family": k, "x": x, "y": y})
     torch.save(heldout, HERE / "heldout.pt")
+    for name in ("base.pt", "experts.pt"):  # the trusted phase recomputes the forward pass
+        shutil.copyfile(env / name, HERE / name)
+    # what the submission phase may see (produce.py): the inputs, not the targets
+    (HERE / "inputs").mkdir(exist_ok=True)
+    torch.save([t["x"] for t in heldout], HERE / "inputs" / "x.pt")
     print(f"prepared: {lib.experts.n} experts, {len(lib.tasks)} training tasks, {len(heldout)} held-out tasks")
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from methods.offline_irl.instances import build_instance
+from methods.offline_irl.instances import SOLVER_KEYS, build_instance
 
 DEV_SEEDS = range(1000, 1020)
 
@@ -19,6 +19,16 @@ def main() -> None:
     for i, seed in enumerate(DEV_SEEDS):
         np.savez_compressed(out / f"dev_{i:02d}.npz", **build_instance(seed))
     print(f"wrote {len(DEV_SEEDS)} dev instances to {out}")
+    # what the submission phase may see (produce.py): the 30 private instances' solver inputs,
+    # not their labels (eval.py rebuilds those from its seeds)
+    from eval import PRIVATE_SEEDS
+
+    Path("inputs").mkdir(exist_ok=True)
+    visible = {}
+    for i, seed in enumerate(PRIVATE_SEEDS):
+        inst = build_instance(seed)
+        visible.update({f"{i}/{k}": np.asarray(inst[k]) for k in SOLVER_KEYS})
+    np.savez_compressed(Path("inputs") / "instances.npz", **visible)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,9 @@ Eval owns the arrivals, the budgets and the bookkeeping (methods.online_lp.inter
 instances run together, one state row each; then one private row is re-run alone and must
 give the same decisions (rows may not share information). A policy that breaks the interface,
 couples rows or takes more than 120 s raises, which is recorded as an eval error.
+
+Two phases (``environments/submission.py``): ``produce.py`` ran the policy in the submission
+phase and saved its decisions; this replays them against the budgets and scores them.
 """
 
 from __future__ import annotations
@@ -19,34 +22,40 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from methods._submission import load_submission  # noqa: E402
-from methods.online_lp.instances import make_instance  # noqa: E402
-from methods.online_lp.interface import run_policy  # noqa: E402
+from methods._submission import load_outputs  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from produce import instances  # noqa: E402
 from methods.online_lp.simulate import Batch  # noqa: E402
 
-TIME_LIMIT_S = 120.0
 
 
-def get_score(submission_folder: str) -> float:
-    private = json.loads((Path(__file__).resolve().parent / "private.json").read_text())
-    T, m, base = private["T"], private["m"], private["base_budget"]
-    rows = private["instances"]
-    instances = [make_instance("scaled", T, m, r["seed"], base) for r in rows]
-    opt = np.array([r["offline_opt"] for r in rows])
-    scales = np.array([inst.scale_s for inst in instances])
+def replay(batch: Batch, decisions: np.ndarray) -> np.ndarray:
+    """The rewards of ``decisions``, each checked against the budget left at its time."""
+    T, n = batch.T, batch.d.shape[0]
+    if decisions.shape != (T, n) or not np.isin(decisions, (0.0, 1.0)).all():
+        raise RuntimeError(f"decisions must be a ({T}, {n}) 0/1 matrix")
+    b = T * batch.d.copy()
+    for i in range(T):
+        x = decisions[i]
+        if ((batch.a[i] > b) .any(axis=1) & (x > 0)).any():
+            raise RuntimeError(f"step {i + 1}: an order was accepted beyond the budget")
+        b -= batch.a[i] * x[:, None]
+    return (batch.c * decisions).sum(axis=0)
 
-    module = load_submission(submission_folder, "policy.py")
-    result = run_policy(module.init, module.decide, Batch.stack(instances), TIME_LIMIT_S)
+
+def score(outputs: str) -> float:
+    private = json.loads((HERE / "private.json").read_text())
+    insts = instances(private)
+    opt = np.array([r["offline_opt"] for r in private["instances"]])
+    scales = np.array([inst.scale_s for inst in insts])
+    produced = load_outputs(outputs)
+    reward = replay(Batch.stack(insts), produced["decisions"])
     probe = private["probe_row"]
-    module = load_submission(submission_folder, "policy.py")  # fresh module state for the probe
-    alone = run_policy(module.init, module.decide, Batch.stack([instances[probe]]), TIME_LIMIT_S)
-    if not np.array_equal(alone.decisions[:, 0], result.decisions[:, probe]):
+    replay(Batch.stack([insts[probe]]), produced["alone"])
+    if not np.array_equal(produced["alone"][:, 0], produced["decisions"][:, probe]):
         raise RuntimeError("rows are not independent: an instance run alone decided differently")
-    regret = (opt - result.reward) / scales
+    regret = (opt - reward) / scales
     print(f"regret/s per instance: {np.round(regret, 2).tolist()}")
-    print(f"policy time {result.policy_seconds + alone.policy_seconds:.1f}s")
     return float(regret.mean())
-
-
-if __name__ == "__main__":
-    print(get_score(sys.argv[1] if len(sys.argv) > 1 else "."))

@@ -37,6 +37,10 @@ def main() -> None:
     private = {"T": T, "m": M, "base_budget": BASE, "probe_row": PROBE_ROW,
                "instances": _rows(PRIVATE_SEEDS, True)}
     (here / "private.json").write_text(json.dumps(private, indent=1))
+    # what the submission phase may see (produce.py): the instances to run, not their optima
+    (here / "inputs").mkdir(exist_ok=True)
+    shown = {**private, "instances": [{"seed": r["seed"]} for r in private["instances"]]}
+    (here / "inputs" / "instances.json").write_text(json.dumps(shown, indent=1))
     print(f"wrote {len(DEV_SEEDS)} dev and {len(PRIVATE_SEEDS)} private instances")
 
 

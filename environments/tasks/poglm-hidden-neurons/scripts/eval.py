@@ -6,6 +6,11 @@ and computes ln p with the true parameters and ln q from the rates it sampled fr
 bound is honest whatever q reports. LL_ref is an IWAE-5000 estimate of ln p(X) with the
 reference FB posterior, precomputed by prepare.py (recomputed here if missing). The data seed
 and the test spikes live only in scripts/.
+
+Two phases (``environments/submission.py``): ``produce.py`` evaluates Q's rates in the submission
+phase; for a non-autoregressive Q this file draws the hidden spikes itself. An autoregressive
+Q's draws are made in the submission phase (each step's rates need the previous draws), so for
+it the bound rests on produce.py's sampling: a known limit of this task's split.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from methods._submission import load_submission
+from methods._submission import load_outputs
 
 _SECRET_SEED = 60217
 N_TRAIN, N_TEST, T, N_VIS, N_HID = 60, 20, 100, 3, 2
@@ -42,61 +47,42 @@ def reference_ll(ds) -> np.ndarray:
     return mll.numpy()
 
 
-def _load_q(folder: Path):
-    q = load_submission(folder, "q.py").Q()
-    if not (folder / "q.pt").exists():
-        raise FileNotFoundError("q.pt is missing (run train.py)")
-    q.load_state_dict(torch.load(folder / "q.pt", map_location="cpu", weights_only=True))
-    q.eval()
-    return q
-
-
-def _checked(r: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
-    if not isinstance(r, torch.Tensor) or tuple(r.shape) != shape:
-        raise ValueError(f"Q.rates must return a tensor of shape {shape}, got {getattr(r, 'shape', type(r))}")
-    r = r.detach().to(torch.float64)
-    if not torch.isfinite(r).all() or (r <= 0).any():
-        raise ValueError("Q.rates must be positive and finite")
-    return r
-
-
 @torch.no_grad()
-def sample_and_score(q, params, x: torch.Tensor, S: int, gen: torch.Generator) -> torch.Tensor:
-    """(S, B) log-weights ln p(X, Z) - ln q(Z | X) with Z drawn here from q's rates."""
+def log_weights(params, x: torch.Tensor, lam: torch.Tensor, z: torch.Tensor | None, S: int,
+                gen: torch.Generator) -> torch.Tensor:
+    """(S, B) log-weights ln p(X, Z) - ln q(Z | X); Z drawn here from the rates unless given."""
     from methods.poglm.glm import poisson_logpmf
     from methods.poglm.inference import log_joint_poisson
 
     B = x.shape[0]
-    xs = x.repeat(S, 1, 1)  # (S*B, T, V)
-    if getattr(q, "autoregressive", False):
-        z = torch.zeros(S * B, T, N_HID, dtype=torch.float64)
-        lam = torch.zeros_like(z)
-        for t in range(T):
-            lam[:, t] = _checked(q.rates(xs, z[:, :t].clone()), (S * B, T, N_HID))[:, t]
-            z[:, t] = torch.poisson(lam[:, t], generator=gen)
-    else:
-        lam = _checked(q.rates(x, None), (B, T, N_HID)).repeat(S, 1, 1)
+    lam = lam.to(torch.float64)
+    if not torch.isfinite(lam).all() or (lam <= 0).any():
+        raise ValueError("Q.rates must be positive and finite")
+    if z is None:
+        lam = lam.repeat(S, 1, 1)
         z = torch.poisson(lam, generator=gen)
+    elif tuple(z.shape) != tuple(lam.shape) or tuple(z.shape) != (S * B, T, N_HID) or (
+            (z < 0).any() or (z != z.round()).any()):
+        raise ValueError("an autoregressive Q's draws must be counts of shape (S*B, T, hidden)")
     log_q = poisson_logpmf(z, lam).sum(dim=(-1, -2))
-    log_p = log_joint_poisson(params, xs, z)
+    log_p = log_joint_poisson(params, x.repeat(S, 1, 1), z)
     return (log_p - log_q).view(S, B)
 
 
-def get_score(submission_folder: str) -> float:
+def score(outputs: str) -> float:
     torch.set_num_threads(1)
     ds = dataset()
     ll_path = HERE / "private" / "ll_ref.npy"
     ll_ref = np.load(ll_path) if ll_path.exists() else reference_ll(ds)
-    q = _load_q(Path(submission_folder).resolve())
+    produced = {k: torch.from_numpy(v) for k, v in load_outputs(outputs).items()}
     x_test = ds.test[..., :N_VIS]
-    lw = sample_and_score(q, ds.params, x_test, EVAL_SAMPLES, torch.Generator().manual_seed(12345))
+    if "z" not in produced and tuple(produced["lam"].shape) != (x_test.shape[0], T, N_HID):
+        raise ValueError(f"Q.rates must return a tensor of shape {(x_test.shape[0], T, N_HID)}")
+    lw = log_weights(ds.params, x_test, produced["lam"], produced.get("z"), EVAL_SAMPLES,
+                     torch.Generator().manual_seed(12345))
     elbo = lw.mean(dim=0).numpy()
     if not np.isfinite(elbo).all():
         raise ValueError("the ELBO is not finite (q gives zero probability to a likely hidden train)")
     gap = float(np.mean(ll_ref - elbo))
     print(f"test ELBO {elbo.mean():.3f}, LL_ref {ll_ref.mean():.3f}, elbo_gap {gap:.3f} nats/sequence")
     return gap
-
-
-if __name__ == "__main__":
-    print(get_score(sys.argv[1] if len(sys.argv) > 1 else "."))

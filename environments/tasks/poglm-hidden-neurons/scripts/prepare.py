@@ -23,6 +23,9 @@ def main() -> None:
     private.mkdir(exist_ok=True)
     ll = reference_ll(ds)
     np.save(private / "ll_ref.npy", ll)
+    # what the submission phase may see (produce.py): the test spikes of the visible neurons
+    (HERE / "inputs").mkdir(exist_ok=True)
+    np.save(HERE / "inputs" / "x_test.npy", ds.test[..., :N_VIS].numpy())
     print(f"wrote {data}/p_true.npz, train.npz; LL_ref mean {ll.mean():.3f} over {len(ll)} test sequences")
 
 

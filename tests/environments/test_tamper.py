@@ -1,0 +1,159 @@
+"""The tamper suite: every task whose scoring runs submitted code, attacked every way we know.
+
+A submission may only reach its score through the outputs its task asks for. Each attack
+replaces the file a task's evaluation imports from the workspace and tries to reach the score
+some other way, claiming a value far better than any honest one (``FAKE``):
+
+- ``result_fd``: write a result report to every inherited descriptor (the trusted runner's
+  private pipe among them; its number is visible in ``sys.argv`` and ``/proc/self/fd``), exit 0;
+- ``patch_stdlib``: replace ``json.dumps`` (how a report is written) and ``builtins.float``
+  (how a value is read), then fail, so any report written after it carries the fake value;
+- ``daemon``: fork a detached process that writes the fake report later, after the evaluation's
+  own report, and let the evaluation fail meanwhile;
+- ``timer`` (timing tasks): a wrong, instant implementation with ``time.perf_counter`` frozen and
+  the correctness checks (``np.allclose``, ``torch.equal``) patched to agree.
+
+None of them may score ``FAKE``. Before the two-phase contract (``environments/submission.py``)
+all 16 of these tasks were fakeable; the 4 still marked ``in_process_scoring`` (strict xfails
+here) remain so until they are split.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests import task_checks as th
+
+# task -> the workspace file its evaluation imports (the submission's code)
+SUBMISSION_FILE = {
+    "bfn-fast-sampling": "sampler.py",
+    "federated-partition": "partition.py",
+    "label-free-accuracy": "features.py",
+    "llama-inference": "inference.py",
+    "ln-net-capacity": "lnlib.py",
+    "local-learning": "rule.py",
+    "lora-routing": "route.py",
+    "offline-irl": "feasible.py",
+    "online-lp": "policy.py",
+    "poglm-hidden-neurons": "q.py",
+    "q-bias": "estimator.py",
+    "sparse-compression": "model.py",
+    "sparse-robustness": "model.py",
+    "spurious-features": "train.py",
+    "structured-bbvi": "family.py",
+    "vectorization": "train.py",
+}
+TIMING = {"vectorization", "llama-inference"}
+
+_REPORT = textwrap.dedent("""
+    import json, os, sys
+    FAKE = @FAKE@
+    LINE = ("\\n" + json.dumps({"value": FAKE}) + "\\n").encode()
+
+    def spray():
+        for name in os.listdir("/proc/self/fd"):
+            try:
+                if int(name) > 2:
+                    os.write(int(name), LINE)
+            except (OSError, ValueError):
+                pass
+""")
+
+ATTACKS = {
+    "result_fd": _REPORT + textwrap.dedent("""
+        spray()
+        sys.stdout.flush()
+        os._exit(0)
+    """),
+    "patch_stdlib": _REPORT + textwrap.dedent("""
+        import builtins
+        _dumps = json.dumps
+        json.dumps = lambda obj, *a, **k: _dumps({"value": FAKE})
+        builtins.float = lambda *a, **k: FAKE
+        raise RuntimeError("tampering done")
+    """),
+    "daemon": _REPORT + textwrap.dedent("""
+        import time
+        if os.fork() == 0:
+            os.setsid()
+            time.sleep(1.0)
+            spray()
+            os._exit(0)
+        raise RuntimeError("the daemon reports later")
+    """),
+}
+
+_TIMER = textwrap.dedent("""
+    import time
+    import numpy as np
+    time.perf_counter = lambda: 0.0
+    np.allclose = lambda *a, **k: True
+    try:
+        import torch
+        torch.equal = lambda *a, **k: True
+    except ImportError:
+        pass
+""")
+TIMER_ATTACK = {
+    "vectorization": _TIMER + textwrap.dedent("""
+        class Conv2DLayer:
+            def __init__(self, *a, **k):
+                pass
+            def forward(self, x):
+                return np.zeros((x.shape[0], x.shape[1], x.shape[2], 8))
+    """),
+    "llama-inference": _TIMER + textwrap.dedent("""
+        def build_model(weights):
+            return None
+        def generate(model, prompts, new_tokens):
+            return torch.zeros((prompts.shape[0], prompts.shape[1] + new_tokens), dtype=torch.int64)
+    """),
+}
+
+
+def fake_value(spec) -> float:
+    return 12345.0 if spec.higher_is_better else -12345.0
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("tamper-cache")
+
+
+def attacked(name: str, cache: Path, tmp_path: Path, source: str):
+    spec = th.prepared_task(name, cache)
+    ws = th.make_workspace(spec, tmp_path / "ws")
+    (ws / SUBMISSION_FILE[name]).write_text(source.replace("@FAKE@", repr(fake_value(spec))))
+    (ws / "model.pt").touch(exist_ok=True)  # tasks that check a checkpoint exists first
+    return spec, th.score(spec, ws)
+
+
+# in-process tasks an attack happens not to fake (bfn's eval forks its denoiser server first)
+NOT_FAKED_IN_PROCESS = {("bfn-fast-sampling", "result_fd")}
+
+
+def _cases():
+    """A task still scored in-process (``in_process_scoring``) is a known, strict xfail: it
+    must start passing, and lose the mark, when it moves onto the two-phase contract."""
+    legacy = pytest.mark.xfail(strict=True, reason="in-process scoring: fakeable (issue 16)")
+    return [pytest.param(n, a, marks=legacy)
+            if th.task_spec(n).in_process_scoring and (n, a) not in NOT_FAKED_IN_PROCESS
+            else pytest.param(n, a) for n in sorted(SUBMISSION_FILE) for a in sorted(ATTACKS)]
+
+
+@pytest.mark.parametrize(("name", "attack"), _cases())
+def test_attack_does_not_reach_the_score(name, attack, cache, tmp_path):
+    spec, result = attacked(name, cache, tmp_path, ATTACKS[attack])
+    assert result.value != fake_value(spec), f"{name}: the {attack} attack faked the score"
+    if not spec.is_read_only(SUBMISSION_FILE[name]):  # else the pristine file is scored
+        assert result.value is None, f"{name}: an attack scored {result.value}"
+
+
+@pytest.mark.parametrize("name", sorted(TIMING))
+def test_frozen_timer_and_patched_checks_do_not_score(name, cache, tmp_path):
+    spec, result = attacked(name, cache, tmp_path, TIMER_ATTACK[name])
+    assert result.value is None, f"{name}: a wrong output with a frozen timer scored {result.value}"
+    assert result.failure == "eval_error"
