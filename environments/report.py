@@ -81,8 +81,14 @@ class RunRecord(BaseModel):
         return max(values) if values else None
 
 
+UNISOLATED = " (UNISOLATED: --sandbox none)"
+
+
 def model_label(meta: RunMeta) -> str:
-    return meta.model or meta.agent or meta.actor
+    """The row a run belongs to: its model (else agent, else actor); a run whose code ran with
+    no isolation gets a row of its own that says so, never mixed into an isolated one."""
+    label = meta.model or meta.agent or meta.actor
+    return label + UNISOLATED if meta.sandbox == "none" else label
 
 
 def find_run_dirs(root: str | Path) -> list[Path]:
@@ -337,8 +343,25 @@ def improvement_curves(runs: list[RunRecord]) -> dict[str, dict[str, list[tuple[
     return out
 
 
+def plot_notes(runs: list[RunRecord]) -> list[str]:
+    """What the plots cannot show and how to get it (said by ``labcoat report --plots``)."""
+    if not any(len(r.curve) > 1 for r in runs):
+        return ["no run has per-step scores, so each improvement plot is a single point per run: "
+                "`labcoat score RUN_DIR --all-steps` (or `labcoat batch --curve-points N`) "
+                "scores the steps"]
+    return []
+
+
+def _legend_outside(ax) -> None:
+    """Legends to the right of the axes, where they never cover a curve or a point."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+
+
 def write_plots(rows: list[Row], runs: list[RunRecord], folder: str | Path) -> list[Path]:
-    """PNG files: improvement over steps per model (one per task); success rate vs tokens."""
+    """PNG files: improvement over steps per model (one per task) with the task's success
+    threshold; success rate vs tokens. A model has one colour on every plot; runs that never
+    started (a batch combination that failed first) spent no tokens and are not plotted."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -352,7 +375,7 @@ def write_plots(rows: list[Row], runs: list[RunRecord], folder: str | Path) -> l
     models = sorted({r.model for r in rows} | {r.model for r in runs})
     color = {m: f"C{i % 10}" for i, m in enumerate(models)}
     for task, curves in improvement_curves(runs).items():
-        fig, ax = plt.subplots(figsize=(6.4, 4.2))
+        fig, ax = plt.subplots(figsize=(8.4, 4.2))
         for model, pts in curves.items():
             xs = [p[0] for p in pts]
             ys = [100 * p[1] for p in pts]
@@ -360,28 +383,37 @@ def write_plots(rows: list[Row], runs: list[RunRecord], folder: str | Path) -> l
             ax.plot(xs, ys, marker="o", ms=3, label=model, color=color[model])
             ax.fill_between(xs, [y - e for y, e in zip(ys, es, strict=True)],
                             [y + e for y, e in zip(ys, es, strict=True)], alpha=0.2, color=color[model])
+        thresholds = {r.score.threshold for r in runs
+                      if r.task == task and r.score is not None and r.score.threshold is not None}
+        for t in sorted(thresholds):
+            ax.axhline(100 * t, color="green", ls="--", lw=1, label=f"success threshold {t:.0%}")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.axhline(0, color="grey", lw=0.8)
         ax.set(xlabel="step", ylabel="improvement over baseline (%)",
                title=f"{task}: improvement over steps (mean ± stderr)")
-        ax.legend(fontsize=8)
+        _legend_outside(ax)
         fig.tight_layout()
         safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in task)
         path = folder / f"improvement_{safe}.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)
         written.append(path)
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = plt.subplots(figsize=(8.4, 4.2))
     markers = "osD^v<>ph*"
     tasks = sorted({r.task for r in rows})
     for r in rows:
-        ax.errorbar(r.mean_tokens, 100 * r.success_rate, yerr=100 * (r.success_rate_stderr or 0.0),
+        started = [x.tokens for x in runs
+                   if x.task == r.task and x.model == r.model and x.outcome != "not_run"]
+        if not started:
+            continue
+        ax.errorbar(statistics.fmean(started), 100 * r.success_rate,
+                    yerr=100 * (r.success_rate_stderr or 0.0),
                     marker=markers[tasks.index(r.task) % len(markers)], capsize=3,
                     color=color[r.model], label=f"{r.model} · {r.task}")
-    ax.set(xlabel="mean tokens per run", ylabel="success rate (%)", title="success rate vs tokens spent")
+    ax.set(xlabel="mean tokens per run (runs that started)", ylabel="success rate (%)",
+           title="success rate vs tokens spent")
     ax.set_ylim(-5, 105)
-    if rows:
-        ax.legend(fontsize=7)
+    _legend_outside(ax)
     fig.tight_layout()
     path = folder / "success_vs_tokens.png"
     fig.savefig(path, dpi=110)

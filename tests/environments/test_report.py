@@ -32,11 +32,12 @@ def score(task: str, value: float | None, improvement: float | None, step: int,
 
 def make_run(root: Path, run_id: str, task: str, model: str, *, status: str = "finished",
              steps: int = 3, tokens: tuple[int, int] = (0, 0), cost: float = 0.0, seconds: float = 0.0,
-             final: dict | None = None, curve: list[dict] | None = None) -> Path:
+             final: dict | None = None, curve: list[dict] | None = None,
+             sandbox: str = "local") -> Path:
     path = root / run_id
     path.mkdir(parents=True)
     meta = RunMeta(run_id=run_id, task=task, task_root="/nowhere", actor="agent", agent="research",
-                   model=model, status=status,
+                   model=model, status=status, sandbox=sandbox,
                    totals=Totals(steps=steps, tokens_in=tokens[0], tokens_out=tokens[1], cost=cost,
                                  seconds=seconds))
     (path / "run.json").write_text(meta.model_dump_json())
@@ -144,3 +145,42 @@ def test_normalized_score_is_shown_next_to_the_raw_metric(tmp_path):
     row = summarise_runs("t1", "A", load_runs(root))
     assert row.mean_normalized == pytest.approx(0.75) and row.mean_value == pytest.approx(12.5)
     assert "| 12.5 | 0.75 ± 0.25 |" in "| " + " | ".join(row_cells(row)) + " |"
+
+
+def test_unisolated_runs_have_rows_of_their_own_that_say_so(tmp_path):
+    make_run(tmp_path, "a", "digits", "openai/m")
+    make_run(tmp_path, "b", "digits", "openai/m", sandbox="none")
+    labels = sorted(r.model for r in build_report(load_runs(tmp_path)))
+    assert labels == ["openai/m", "openai/m (UNISOLATED: --sandbox none)"]
+
+
+def test_plots_draw_the_threshold_and_leave_out_runs_that_never_started(runs_dir, tmp_path,
+                                                                         monkeypatch):
+    """The improvement plot shows the task's success threshold and a legend beside the axes;
+    a combination that never made a run spent no tokens and is not a point at 0 tokens."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    from environments.report import RunRecord, plot_notes
+
+    seen: dict[str, Figure] = {}
+    real = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda fig, path, **kw: (
+        seen.__setitem__(Path(path).name, fig), real(fig, path, **kw))[1])
+    runs = load_runs(runs_dir)
+    never = RunRecord(path="", run_id="lost", task="t1", model="A", status="error",
+                      error="worker died")
+    runs.append(never)
+    write_plots(build_report(runs), runs, tmp_path / "plots")
+    (ax,) = seen["improvement_t1.png"].axes
+    labels = ax.get_legend_handles_labels()[1]
+    assert any(label.startswith("success threshold") for label in labels), labels
+    assert ax.get_legend()._loc == 2  # its upper left at the anchor, right of the axes
+    (tokens_ax,) = seen["success_vs_tokens.png"].axes
+    xs = {c.get_label(): c.lines[0].get_xdata()[0] for c in tokens_ax.containers}
+    # t1/A: r1 150, r2 300, r3 0 tokens (started); with the lost one at 0 it would be 112.5
+    assert xs["A · t1"] == pytest.approx(150.0), xs
+    assert plot_notes(runs) == []  # r1 and r4 have per-step scores
+    assert "--all-steps" in plot_notes([r.model_copy(update={"curve": {}}) for r in runs])[0]

@@ -42,6 +42,7 @@ def report_cmd(
         report_json,
         row_cells,
         to_markdown,
+        plot_notes,
         write_plots,
     )
     from environments.report import (
@@ -81,3 +82,5 @@ def report_cmd(
     if plots is not None:
         for path in write_plots(rows, runs, plots):
             err_console.print(f"wrote {path}")
+        for note in plot_notes(runs):
+            err_console.print(f"[yellow]note:[/] {note}", markup=True, highlight=False)
