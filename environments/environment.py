@@ -45,7 +45,7 @@ def code_mounts() -> list[Mount]:
 def sandbox_limits(task: TaskSpec) -> SandboxLimits:
     lim = task.limits
     return SandboxLimits(timeout=lim.exec_timeout, memory_mb=lim.memory_mb, cpus=lim.cpus,
-                         pids=lim.pids, output_bytes=lim.output_bytes)
+                         pids=lim.pids, output_bytes=lim.output_bytes, file_mb=lim.disk_mb)
 
 
 class Environment:

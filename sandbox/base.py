@@ -17,6 +17,8 @@ from types import TracebackType
 from pydantic import BaseModel, ConfigDict, Field
 
 WORKDIR = "/workspace"
+FILE_LIMIT_ENV = "LABCOAT_FILE_BYTES"
+"""How a backend tells the supervisor its commands' file-size cap (it sets RLIMIT_FSIZE)."""
 CODE_TARGET = "/opt/labcoat"
 """Where the host's ``methods`` code root is mounted read-only (it is on ``PYTHONPATH``)."""
 
@@ -37,6 +39,8 @@ class SandboxLimits(BaseModel):
     cpus: float = Field(2.0, gt=0)
     pids: int = Field(256, ge=8)
     output_bytes: int = Field(1_000_000, ge=256, description="stdout+stderr kept per command")
+    file_mb: int = Field(1024, ge=1, description="largest file a command may write "
+                         "(RLIMIT_FSIZE; past it the write fails and SIGXFSZ ends the command)")
 
 
 class Mount(BaseModel):

@@ -49,6 +49,7 @@ from pathlib import Path
 
 from sandbox import supervisor
 from sandbox.base import (
+    FILE_LIMIT_ENV,
     WORKDIR,
     ExecResult,
     Isolation,
@@ -347,7 +348,8 @@ class DockerSandbox(Sandbox):
                 hostname="sandbox",
                 labels=self._labels(),
                 network_disabled=True,
-                environment={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"},
+                environment={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
+                             FILE_LIMIT_ENV: str(lim.file_mb << 20)},
                 host_config=self._client.api.create_host_config(
                     network_mode="none",
                     read_only=True,

@@ -36,6 +36,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from sandbox.base import (
+    FILE_LIMIT_ENV,
     WORKDIR,
     ExecResult,
     Isolation,
@@ -268,7 +269,8 @@ class LocalSandbox(Sandbox):
         else:
             wrapper_env["LABCOAT_DATA_KB"] = str(mem_bytes >> 10)
         launch = ["/bin/sh", "-c", _WRAPPER, "sandbox",
-                  *self._bwrap_argv("/", {"PATH": wrapper_env["PATH"]})]
+                  *self._bwrap_argv("/", {"PATH": wrapper_env["PATH"],
+                                          FILE_LIMIT_ENV: str(self.limits.file_mb << 20)})]
         drop_to = (SANDBOX_UID, SANDBOX_GID) if as_root() else None
         try:
             self._ns = Namespace(launch, self.python, env=wrapper_env, cwd=self.workspace,

@@ -302,11 +302,22 @@ def _confine() -> None:
         raise OSError(ctypes.get_errno(), "cannot load the seccomp filter")
 
 
+def _cap_files() -> None:
+    """The largest file any command may write (``LABCOAT_FILE_BYTES``): one runaway write, or a
+    sparse file's apparent size, cannot fill the host's disk, which the workspace shares."""
+    import resource
+
+    limit = os.environ.pop("LABCOAT_FILE_BYTES", "")
+    if limit.isdigit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (int(limit), int(limit)))
+
+
 def harden(drop_to: tuple[int, int] | None) -> None:
     """Everything this process does before it serves: no signals but the kernel's defaults
     (as PID 1 those from inside are dropped), root given up, out of reach, confined."""
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
+    _cap_files()
     if drop_to is not None and os.getuid() == 0:
         become(*drop_to)
     _not_dumpable()

@@ -271,7 +271,38 @@ CASES = [
     Case("daemon-outlives-parent", _daemon, _check_daemon, needs=("process_tree_kill",)),
     Case("symlink-to-host-file", _symlink, _check_env_home, needs=("filesystem",)),
     Case("pid-1-takeover", take_over_pid1, _check_pid1_kept, needs=("unprivileged_user",)),
+    Case("file-past-the-size-cap", lambda ctx: _fill_disk(), lambda r, ctx: _check_capped(r),
+         needs=("filesystem",), limits={"file_mb": 2}),
 ]
+
+
+def _fill_disk() -> str:
+    """Write past the cap, densely and as a sparse file (a seek past the end, then one byte)."""
+    return """
+        import os, signal
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # see EFBIG instead of dying
+        out = []
+        try:
+            with open("big.bin", "wb") as f:
+                for _ in range(8):
+                    f.write(b"x" * (1 << 20))
+            out.append("dense written")
+        except OSError as e:
+            out.append(f"dense refused {e.errno}")
+        try:
+            with open("sparse.bin", "wb") as f:
+                f.seek(1 << 40)
+                f.write(b"x")
+            out.append("sparse written")
+        except OSError as e:
+            out.append(f"sparse refused {e.errno}")
+        print(out, os.path.getsize("big.bin"))
+    """
+
+
+def _check_capped(r: ExecResult) -> None:
+    assert "written" not in r.stdout, r.stdout
+    assert int(r.stdout.split()[-1]) <= 2 << 20, r.stdout
 
 
 def run_case(sandbox: Sandbox, case: Case, ctx: Context) -> ExecResult:
