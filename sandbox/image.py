@@ -39,8 +39,9 @@ LABEL_KIND = "labcoat.image.kind"
 LABEL_PYTHON = "labcoat.image.python"
 LABEL_PACKAGES = "labcoat.image.packages"
 
-# What the tasks' scripts and the method tools import (their dependencies come along).
-PACKAGES = ("numpy", "scipy", "scikit-learn", "torch", "pydantic", "matplotlib")
+# What the tasks' scripts and the method tools import (their dependencies come along); pandas
+# because MLAgentBench's eval.py files import it.
+PACKAGES = ("numpy", "scipy", "scikit-learn", "torch", "pydantic", "matplotlib", "pandas")
 # Command-line tools a script may reasonably call (``bash`` runs ``.sh`` scripts).
 TOOLS = ("sh", "bash", "env", "cat", "ls", "head", "tail", "wc", "sort", "uniq", "cut", "tr", "sed",
          "awk", "grep", "mkdir", "rm", "rmdir", "cp", "mv", "ln", "chmod", "touch", "echo", "printf",
@@ -519,8 +520,7 @@ def _last_status(result: Any) -> dict:
     return {}
 
 
-def host_versions(packages: Iterable[str] = ("numpy", "scipy", "scikit-learn", "torch",
-                                             "pydantic", "matplotlib")) -> dict[str, str]:
+def host_versions(packages: Iterable[str] = PACKAGES) -> dict[str, str]:
     """Build args pinning the Dockerfile's packages to what this host runs."""
     args = {"PYTHON_VERSION": f"{sys.version_info.major}.{sys.version_info.minor}"}
     for name in packages:

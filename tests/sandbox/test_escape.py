@@ -232,8 +232,8 @@ def test_workspace_is_handed_back_to_its_owner(tmp_path):
 
 def test_what_ml_code_needs_still_works(sb):
     """The filter and the unprivileged uid leave what ML scripts use: threads (clone3 falls
-    back to clone), subprocesses, multiprocessing pools (POSIX semaphores in /dev/shm), and a
-    torch DataLoader with worker processes."""
+    back to clone), subprocesses, multiprocessing pools (POSIX semaphores in /dev/shm), a
+    torch DataLoader with worker processes, and pandas (MLAgentBench's eval.py files)."""
     r = py(sb, textwrap.dedent("""
         import multiprocessing as mp, subprocess, threading
         out = []
@@ -244,7 +244,9 @@ def test_what_ml_code_needs_still_works(sb):
             out.append(sum(pool.map(abs, [-1, -2])))
         from torch.utils.data import DataLoader
         out.append([b.tolist() for b in DataLoader(list(range(4)), batch_size=2, num_workers=2)])
+        import pandas
+        out.append(int(pandas.DataFrame({"a": [1, 2]})["a"].sum()))
         print(out)
     """))
     assert r.ok, r.stderr
-    assert r.stdout.strip() == "['thread', 'subprocess', 3, [[0, 1], [2, 3]]]", r.stdout
+    assert r.stdout.strip() == "['thread', 'subprocess', 3, [[0, 1], [2, 3]], 3]", r.stdout
