@@ -143,16 +143,18 @@ def test_a_fifo_is_refused_by_every_file_action_without_blocking(env):
     assert "pipe" not in reloaded(env).snapshots.load(f"{env.step_count:05d}").files
 
 
-def test_a_sparse_2gib_file_counts_whole_against_the_disk_cap_and_is_not_stored(env):
-    in_sandbox(env, "open('big.bin', 'wb').truncate(2 << 30)\n")
+def test_sparse_files_count_whole_against_the_disk_cap_and_are_not_stored(env):
+    """2.25 GiB of sparse files, each under the per-file cap (one 2 GiB file cannot be written
+    at all: RLIMIT_FSIZE, see tests/sandbox/hostile.py), past the 1024 MB workspace cap."""
+    in_sandbox(env, "for i in range(3):\n    open(f'big{i}.bin', 'wb').truncate(768 << 20)\n")
     obs = env.step("List Files", {"dir_path": "."})
     assert "[limits] disk_mb" in obs.text and "not stored" in obs.text
     run = reloaded(env)
     manifest = run.snapshots.load(f"{env.step_count:05d}")
-    assert not manifest.stored and "big.bin" not in manifest.files
+    assert not manifest.stored and not any(f.startswith("big") for f in manifest.files)
     stored = sum(p.stat().st_blocks * 512 for p in run.path.rglob("*") if p.is_file())
     assert stored < 50 << 20
-    in_sandbox(env, "import os\nos.remove('big.bin')\n")
+    in_sandbox(env, "import os\nfor i in range(3):\n    os.remove(f'big{i}.bin')\n")
     assert "disk_mb" not in env.step("List Files", {"dir_path": "."}).text
     assert reloaded(env).snapshots.load(f"{env.step_count:05d}").stored
 
