@@ -47,7 +47,6 @@ import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from sandbox import supervisor
 from sandbox.base import (
     FILE_LIMIT_ENV,
     WORKDIR,
@@ -70,8 +69,8 @@ from sandbox.image import (
     engine_info,
     image_info,
 )
-from sandbox.namespace import NamespaceGone
-from sandbox.ownership import hand_back, hand_over
+from sandbox.namespace import SUPERVISOR_SOURCE, NamespaceGone
+from sandbox.ownership import SANDBOX_GID, SANDBOX_UID, hand_back, hand_over
 
 log = logging.getLogger(__name__)
 
@@ -81,9 +80,6 @@ LABEL_PID = "labcoat.pid"
 LABEL_PID_START = "labcoat.pid_start"
 LABEL_HOST = "labcoat.host"
 LABEL_BOOT = "labcoat.boot"
-NOBODY = 65534
-
-_SUPERVISOR = Path(supervisor.__file__).read_text()
 CONNECT_SECONDS = 30.0  # for the supervisor to start and connect (a cold page cache is slow)
 # getpass.getuser() and friends look here first; the uid may have no passwd entry.
 _IDENTITY = {"USER": "sandbox", "LOGNAME": "sandbox"}
@@ -98,9 +94,9 @@ def _sandbox_user(rootless: bool = False) -> tuple[int, int]:
     """
     if rootless:
         return 0, 0
-    uid = os.getuid() if hasattr(os, "getuid") else NOBODY
+    uid = os.getuid() if hasattr(os, "getuid") else SANDBOX_UID
     if uid == 0:
-        return NOBODY, NOBODY
+        return SANDBOX_UID, SANDBOX_GID
     return uid, os.getgid()
 
 
@@ -256,7 +252,7 @@ class DockerSandbox(Sandbox):
         super().__init__(workspace, limits, mounts)
         self.image = image or IMAGE
         self.run_id = uuid.uuid4().hex[:12]
-        self.uid, self.gid = NOBODY, NOBODY
+        self.uid, self.gid = SANDBOX_UID, SANDBOX_GID
         self._lock = threading.RLock()  # one command at a time (the supervisor serves one)
         self._close_lock = threading.Lock()
         self._closed = False
@@ -342,7 +338,7 @@ class DockerSandbox(Sandbox):
         try:
             return self._client.api.create_container(
                 self.image,
-                command=[SANDBOX_PYTHON, "-I", "-S", "-c", _SUPERVISOR, TARGET],
+                command=[SANDBOX_PYTHON, "-I", "-S", "-c", SUPERVISOR_SOURCE, TARGET],
                 user=f"{self.uid}:{self.gid}",
                 working_dir=WORKDIR,
                 hostname="sandbox",

@@ -28,7 +28,8 @@ from sandbox.cgroups import Cgroup
 
 log = logging.getLogger(__name__)
 
-_SOURCE = Path(supervisor.__file__).read_text()
+SUPERVISOR_SOURCE = Path(supervisor.__file__).read_text()
+"""What ``python -I -S -c`` runs as a sandbox's PID 1, on both backends."""
 KILL_GRACE = 5.0  # seconds the supervisor gets to kill a timed-out command and answer
 
 
@@ -108,7 +109,7 @@ class Namespace(SupervisorChannel):
         ids = [str(i) for i in drop_to] if drop_to else []
         try:
             self.proc, self._keeper = _spawn_kept(
-                [*launch, python, "-I", "-S", "-c", _SOURCE, str(inner.fileno()), *ids],
+                [*launch, python, "-I", "-S", "-c", SUPERVISOR_SOURCE, str(inner.fileno()), *ids],
                 pass_fds=(inner.fileno(),), stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(env), cwd=cwd,
                 start_new_session=True)

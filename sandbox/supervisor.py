@@ -307,7 +307,7 @@ def _cap_files() -> None:
     sparse file's apparent size, cannot fill the host's disk, which the workspace shares."""
     import resource
 
-    limit = os.environ.pop("LABCOAT_FILE_BYTES", "")
+    limit = os.environ.pop("LABCOAT_FILE_BYTES", "")  # sandbox.base.FILE_LIMIT_ENV (stdlib only here)
     if limit.isdigit():
         resource.setrlimit(resource.RLIMIT_FSIZE, (int(limit), int(limit)))
 
