@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import secrets
 import shutil
@@ -33,6 +32,7 @@ from environments.anchors import load_anchors, normalize
 from environments.environment import code_mounts, sandbox_limits
 from environments.prepare import fingerprint, labcoat_home
 from environments.runs import RunDir, now
+from environments.safefs import WorkspaceError, WorkspaceFS
 from environments.snapshots import walk_files
 from environments.submission import (
     CHALLENGE,
@@ -170,13 +170,20 @@ def lay_read_only(task: TaskSpec, folder: Path) -> None:
             shutil.copyfile(src, dest)
 
 
-def _drop_symlinks(folder: Path) -> None:
-    """Remove every symlink: a link to ``/task/scripts/answers`` must not become a submission."""
-    for dirpath, dirnames, filenames in os.walk(folder):
-        for name in dirnames + filenames:
-            path = Path(dirpath) / name
-            if path.is_symlink():
-                path.unlink()
+def _copy_files(source: Path, dest: Path) -> None:
+    """The regular files of ``source`` into ``dest``, read the race-proof way
+    (:class:`WorkspaceFS`): a live workspace (Validate Submission) may hold symlinks (one to
+    ``/task/scripts/answers`` must not become a submission), FIFOs or a very deep tree, and
+    none of them may reach, block or crash scoring."""
+    fs = WorkspaceFS(source)
+    dest.mkdir(parents=True, exist_ok=True)
+    for rel, st in fs.walk().files:
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with target.open("wb") as out:
+            for chunk in fs.chunks(rel):
+                out.write(chunk)
+        target.chmod((st.st_mode & 0o755) | 0o644)
 
 
 TRUSTED_FUNCTION = {"get_score": "score", "get_validation_score": "validation_score"}
@@ -184,8 +191,7 @@ TRUSTED_FUNCTION = {"get_score": "score", "get_validation_score": "validation_sc
 
 def _scratch(task: TaskSpec, source: Path, dest: Path) -> Path:
     """A copy of ``source`` with its links dropped and the read-only files laid back."""
-    shutil.copytree(source, dest, symlinks=True)
-    _drop_symlinks(dest)
+    _copy_files(source, dest)
     lay_read_only(task, dest)
     return dest
 
@@ -204,7 +210,7 @@ def evaluate(task: TaskSpec, workspace: Path, sandbox: str = "auto",
         tmp = Path(tmp)
         try:
             scratch = _scratch(task, workspace, tmp / "workspace")
-        except OSError as err:
+        except (OSError, WorkspaceError) as err:
             return EvalResult(failure="infrastructure", detail=f"cannot copy the workspace: {err}")
         if not has_produce(task.scripts_dir):
             if not task.in_process_scoring:
@@ -312,9 +318,7 @@ def reset_workspace(task: TaskSpec, source: Path, space: Path, sb) -> None:
     sb.exec([sb.python, "-I", "-S", "-c", _EMPTY_TMP])
     for child in space.iterdir():
         shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
-    shutil.copytree(source, space, symlinks=True, dirs_exist_ok=True)
-    _drop_symlinks(space)
-    lay_read_only(task, space)
+    _scratch(task, source, space)
 
 
 def _trusted(task: TaskSpec, folder: Path, sandbox: str, function: str, timeout: float,

@@ -260,3 +260,20 @@ def test_resume_of_a_replay_run_needs_no_actions_file(tiny_task, tmp_path):
                                       "--json"])
     assert second.exit_code == 0, second.output
     assert json.loads(second.stdout[second.stdout.index("{"):])["status"] == "finished"
+
+
+def test_scoring_a_live_hostile_workspace_copies_only_its_regular_files(env):
+    """Validate Submission scores the live workspace: a FIFO, a link to a host file and a
+    1,200-deep tree in it must neither block, crash, nor reach the scorer."""
+    from environments.scoring import evaluate
+
+    secret = env.workspace.parent / "host-secret.txt"
+    secret.write_text("99999")
+    try:
+        in_sandbox(env, "import os\nos.mkfifo('pipe')\nopen('result.txt', 'w').write('7')\n"
+                        "for _ in range(1200):\n    os.mkdir('d'); os.chdir('d')\n")
+        os.symlink(secret, env.workspace / "linked.txt")
+        result = without_hanging(evaluate, env.task, env.workspace, "local")
+        assert result.failure is None and result.value == 7.0, result
+    finally:
+        WorkspaceFS(env.workspace).remove_tree("d")
