@@ -4,13 +4,18 @@ The static prefix (instructions, tool descriptions, research problem) is the sys
 identical every step so providers can cache it. The step message is laid out so that it opens
 as the previous step's did (providers' prefix caches, llama.cpp's KV cache): one line for each
 older step, the Research Plan and Status as of the last of them, the latest steps whole, and only
-then what changes every step: the plan's change since, the budget left, the request. Whole steps
-become one-line steps ``collapse_every`` (3) at a time, so the middle changes every third step.
-Observations longer than ``summarize_over`` characters are summarised by the fast model when
-they are recorded (see :mod:`agent.research`): the latest observation is still shown whole up to
-``latest_whole`` characters (the model acts on it now), earlier ones as their summaries. A
-script's output is shown with its repeated lines folded (:func:`agent.digest.fold_repeats`,
-lossless), and older steps say what their observation reported (:func:`agent.digest.gist`).
+then what changes every step: the plan's change since, the budget left, the request. The history
+is append-mostly: a step is written whole once and stays as it was written while later steps are
+appended after it, until the whole steps' observations pass ``whole_chars`` (or their number
+``keep_last + collapse_every - 1``); then all but the last ``keep_last`` become one-line steps in
+one block, so each rewrite of the middle is rare and amortised over many steps (rewriting the
+latest observation from whole to summary every step, or collapsing a few steps at a time, breaks
+the prefix each time). Observations longer than ``summarize_over`` characters are summarised by
+the fast model when they are recorded (see :mod:`agent.research`): a step appended since the
+last collapse shows its observation whole up to ``latest_whole`` characters (the model acts on
+it), a step kept whole through a collapse shows its summary. A script's output is shown with its
+repeated lines folded (:func:`agent.digest.fold_repeats`, lossless), and older steps say what
+their observation reported (:func:`agent.digest.gist`, from the observation's facts).
 A model with a small window gets the richest context that fits it (:func:`fit_messages`).
 """
 
@@ -29,13 +34,18 @@ from environments.runs import RunMeta
 
 
 class ContextSettings(BaseModel):
-    keep_last: int = Field(3, ge=0, description="steps shown whole (thought, action, input, observation), "
-                           "on average: see collapse_every")
+    keep_last: int = Field(1, ge=0, description="steps left whole (thought, action, input, observation) "
+                           "when the older ones collapse to one line each; more are whole between "
+                           "collapses (see whole_chars)")
     summarize_over: int = Field(1500, ge=0, description="observations longer than this (chars) are "
-                                "summarised by the fast model and shown as the summary once they are "
-                                "not the latest; 0 = never")
-    latest_whole: int = Field(5000, ge=0, description="the latest observation is shown whole up to "
-                              "this many chars (MLAgentBench's threshold), else as its summary")
+                                "summarised by the fast model; a step kept whole through a collapse "
+                                "shows the summary; 0 = never")
+    latest_whole: int = Field(5000, ge=0, description="a step appended since the last collapse shows "
+                              "its observation whole up to this many chars (MLAgentBench's threshold), "
+                              "else as its summary")
+    whole_chars: int = Field(3600, ge=0, description="the whole steps' observations grow in place up to "
+                             "this many chars; past it, all but keep_last collapse at once (a small "
+                             "window lowers it)")
     summary_words: int = Field(200, ge=20)
     fold_repeats: int = Field(5, ge=0, description="a program's output lines that differ only in their "
                               "numbers, this many or more in a row, are shown as one template and a "
@@ -44,10 +54,9 @@ class ContextSettings(BaseModel):
     line_chars: int = Field(100, ge=40)
     args_whole: int = Field(100_000, ge=200, description="a whole step's action input is shown "
                             "within this many chars (head and tail); a small window lowers it")
-    collapse_every: int = Field(3, ge=1, description="whole steps become one-line ones this many at a "
-                                "time, at most keep_last (with 3: keep_last - 1 to keep_last + 1 are "
-                                "whole), so most steps' prompts open with the previous step's prompt "
-                                "(providers' prefix caches)")
+    collapse_every: int = Field(10, ge=1, description="at most keep_last + collapse_every - 1 steps are "
+                                "whole: with 1, exactly keep_last; larger, rarer collapses keep each "
+                                "prompt a prefix of the next for longer (providers' prefix caches)")
     format_retries: int = Field(3, ge=0, description="re-asks after an unusable response")
 
 
@@ -61,10 +70,15 @@ class AgentStep:
     thought: str = ""
     summary: str | None = None
     fields: dict[str, str] = field(default_factory=dict)
+    data: dict[str, Any] | None = None  # the observation's facts (Observation.data); None in older traces
+    _folded: dict[int, str] = field(default_factory=dict, repr=False, compare=False)
 
     def shown(self, latest: bool, s: ContextSettings) -> str:
-        """The observation whole, or its summary: see the module docstring for when."""
-        text = whole(self.action, self.observation, s)
+        """The observation whole, or its summary: see the module docstring for when. ``latest``:
+        appended since the last collapse (the model may still act on it whole)."""
+        if s.fold_repeats not in self._folded:  # every prompt re-lays the history: fold once
+            self._folded[s.fold_repeats] = whole(self.action, self.observation, s)
+        text = self._folded[s.fold_repeats]
         if self.summary is None or (latest and len(text) <= s.latest_whole):
             return text
         return f"(summarised) {self.summary}"
@@ -92,7 +106,7 @@ def older_line(s: AgentStep, width: int) -> str:
     args = digest.one_line(", ".join(values), max(20, width // 3))
     mark = " [error]" if s.error else ""
     fallback = s.summary if s.summary is not None else s.observation
-    return f"{s.index}. {s.action}({args}){mark} -> {digest.gist(s.action, s.observation, fallback, width)}"
+    return f"{s.index}. {s.action}({args}){mark} -> {digest.gist(s.action, s.observation, fallback, width, s.data)}"
 
 
 def budget_line(meta: RunMeta | None, elapsed: float | None = None) -> str:
@@ -122,10 +136,20 @@ def system_message(problem: str, tools_text: str, mode: str) -> dict[str, str]:
     return {"role": "system", "content": text}
 
 
-def _in_steps(n: int, keep: int, every: int) -> int:
-    """Where the whole steps start: ``n - keep`` rounded down to a multiple of ``every``, so the
-    boundary moves (and the prompt's middle changes) once every ``every`` steps, not each step."""
-    return max(0, (n - keep) // every * every) if n > keep else 0
+def whole_from(steps: list[AgentStep], s: ContextSettings) -> int:
+    """Where the whole steps start. Replayed from the first step, so a step's prompt lays out
+    its history exactly as the previous step's did, plus one step: the boundary moves only when
+    the whole steps pass ``whole_chars`` (or ``keep_last + collapse_every - 1`` steps), and then
+    to ``keep_last`` before the end at once."""
+    keep, most = s.keep_last, s.keep_last + s.collapse_every
+    sizes = [len(x.shown(True, s)) for x in steps]
+    cut = size = 0
+    for n, grown in enumerate(sizes, 1):
+        size += grown
+        if n - cut > keep and (size > s.whole_chars or n - cut >= most):
+            cut = n - keep
+            size = sum(sizes[cut:n])
+    return cut
 
 
 def _first_older(cut: int, most: int) -> int:
@@ -157,8 +181,7 @@ def step_message(steps: list[AgentStep], plan: str, budget: str, s: ContextSetti
     """Older steps, the plan as of the last of them, the whole steps, the plan's change since,
     the budget: each part in place until it must change, so the prompt opens as the last one did
     (see :data:`prompts.STEP`)."""
-    every = max(1, min(s.collapse_every, s.keep_last))  # --keep-steps 1 stays exactly one
-    cut = _in_steps(len(steps), s.keep_last - (every - 1) // 2, every)
+    cut = whole_from(steps, s)
     older = steps[_first_older(cut, s.older_lines):cut] if s.older_lines else []
     recent = steps[cut:]
     history = (prompts.OLDER.format(lines="\n".join(older_line(x, s.line_chars) for x in older))
@@ -169,10 +192,11 @@ def step_message(steps: list[AgentStep], plan: str, budget: str, s: ContextSetti
         latest = plan_change(base, plan, steps[cut - 1].index)
     else:
         latest = prompts.PLAN_LATEST.format(plan=plan.strip() or prompts.NO_PLAN)
+    kept = s.keep_last - 1 if cut else 0  # whole through the collapse: their summaries
     blocks = [prompts.RECENT_STEP.format(
         index=x.index, thought=x.thought or "-", action=x.action,
         args=cap_text(_args_text(x.args), s.args_whole)[0],
-        observation=x.shown(x is steps[-1], s)) for x in recent]
+        observation=x.shown(i >= kept, s)) for i, x in enumerate(recent)]
     text = prompts.STEP.format(
         budget=budget, history=history, plan=latest,
         recent=prompts.RECENT.format(steps="\n\n".join(blocks)) if blocks else "",
@@ -202,11 +226,13 @@ def build_messages(problem: str, tools_text: str, steps: list[AgentStep], plan: 
 
 
 # Ever shorter contexts for a model whose window the full one overflows (a 4k local model):
-# fewer whole steps, the latest observation as its summary sooner, fewer and shorter older lines,
-# long action inputs (a written file) cut in the middle.
-DEGRADE = ({}, {"keep_last": 2, "latest_whole": 2500, "older_lines": 20},
-           {"keep_last": 1, "latest_whole": 1500, "older_lines": 10, "line_chars": 80, "args_whole": 2000},
-           {"keep_last": 1, "latest_whole": 600, "older_lines": 4, "line_chars": 60, "args_whole": 400})
+# fewer and smaller whole steps, observations as their summaries sooner, fewer and shorter older
+# lines, long action inputs (a written file) cut in the middle.
+DEGRADE = ({}, {"keep_last": 2, "latest_whole": 2500, "whole_chars": 2500, "older_lines": 20},
+           {"keep_last": 1, "latest_whole": 1500, "whole_chars": 1500, "older_lines": 10, "line_chars": 80,
+            "args_whole": 2000},
+           {"keep_last": 1, "latest_whole": 600, "whole_chars": 600, "older_lines": 4, "line_chars": 60,
+            "args_whole": 400})
 
 
 def fit_messages(build: Callable[[ContextSettings], list[dict[str, str]]], settings: ContextSettings,

@@ -8,19 +8,23 @@
   header (`The script has been executed. Here is the output:`, a diff's preamble, a file's
   length), so their first-and-last-lines gist is mostly header. For them the gist says what
   the observation reports instead: a run's last output lines (its final numbers or its error),
-  an edit's size, a file's length. Any other action gets the generic gist.
+  an edit's size, a file's length. It reads those facts from the observation's data
+  (:class:`environments.observation.ActionFacts`, which the actions record); only a step
+  recorded before the actions recorded facts (an older trace) has its wording read back. Any
+  other action gets the generic gist.
 
-Pure text in, text out: the context builder decides when each applies.
+Pure: text (and facts) in, text out; the context builder decides when each applies.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from agent.llm_actions import NO_CHANGE
 from environments import low_level
-from environments.observation import CUT_MARK
+from environments.observation import CUT_MARK, ActionFacts, last_lines
 
 # A number standing on its own: not part of a name (x_1, w2), a version (3.11.2) or a word.
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?!\w|\.\d)")
@@ -115,16 +119,38 @@ def generic_gist(text: str, width: int) -> str:
 def _last_lines(lines: list[str], width: int) -> str:
     """As many of the last non-empty lines as fit in ``width``, in order, joined by `` | ``;
     the very last always (cut to fit)."""
-    kept: list[str] = []
-    used = 0
-    for line in reversed([x for x in lines if x.strip()]):
-        flat = " ".join(line.split())
-        if kept and used + len(flat) + 3 > width:
-            break
-        kept.insert(0, flat)
-        used += len(flat) + 3
-    return one_line(" | ".join(kept), width)
+    flat = "\n".join(" ".join(x.split()) for x in lines)
+    return one_line(last_lines(flat, width, sep=" | "), width)
 
+
+# A script's end when it was not a clean exit, as the older line says it.
+OUTCOME = {"exit": "exit code {code}:", "timeout": "killed at its time limit:", "oom": "out of memory:"}
+
+
+def _run_facts(f: ActionFacts, width: int) -> str | None:
+    """Execute Script: how it ended when not cleanly, then the output's last lines."""
+    if f.outcome is None:
+        return None
+    status = OUTCOME[f.outcome].format(code=f.exit_code) + " " if f.outcome in OUTCOME else ""
+    tail = _last_lines((f.output_tail or "").splitlines(), max(20, width - len(status)))
+    return (status + tail if tail else status + "printed nothing").strip()
+
+
+def _edit_facts(f: ActionFacts, width: int) -> str | None:
+    """Edit Script (AI) and its segment variant: how many lines the diff adds and removes."""
+    if f.added is None or f.removed is None:
+        return None
+    if not f.added and not f.removed:
+        return "no change"
+    return f"diff +{f.added} -{f.removed} lines{' (the diff shown was cut)' if f.truncated else ''}"
+
+
+def _inspect_facts(f: ActionFacts, width: int) -> str | None:
+    """Inspect Script Lines: how long the file is (which lines were asked for is in the args)."""
+    return None if f.lines_total is None else f"shown; the file has {f.lines_total} lines"
+
+
+# --- older traces: the same facts read back from the wording -------------------------------------
 
 def _run_gist(observation: str, width: int) -> str | None:
     """Execute Script: its status when the script failed, then the output's last lines."""
@@ -159,18 +185,23 @@ def _inspect_gist(observation: str, width: int) -> str | None:
     return f"shown; the file has {found.group(1)} lines" if found else None
 
 
-_GISTS: dict[str, Callable[[str, int], str | None]] = {
-    "Execute Script": _run_gist,
-    "Edit Script (AI)": _edit_gist,
-    "Edit Script Segment (AI)": _edit_gist,
-    "Inspect Script Lines": _inspect_gist,
+Rule = tuple[Callable[[ActionFacts, int], str | None], Callable[[str, int], str | None]]
+_GISTS: dict[str, Rule] = {
+    "Execute Script": (_run_facts, _run_gist),
+    "Edit Script (AI)": (_edit_facts, _edit_gist),
+    "Edit Script Segment (AI)": (_edit_facts, _edit_gist),
+    "Inspect Script Lines": (_inspect_facts, _inspect_gist),
 }
 
 
-def gist(action: str, observation: str, fallback: str, width: int) -> str:
-    """One line within about ``width`` chars saying what an observation of ``action`` reports;
-    the generic gist of ``fallback`` (its summary, or itself) when the action has no rule or
-    the observation is not of the usual shape (an error message, say)."""
+def gist(action: str, observation: str, fallback: str, width: int, data: dict[str, Any] | None = None) -> str:
+    """One line within about ``width`` chars saying what an observation of ``action`` reports:
+    from its facts (``data``), or, for a step recorded without them, from its wording; the
+    generic gist of ``fallback`` (its summary, or itself) when the action has no rule or the
+    observation reports none of its facts (an error message, say)."""
     rule = _GISTS.get(action)
-    found = rule(observation, width) if rule else None
+    found = None
+    if rule is not None:
+        facts, wording = rule
+        found = facts(ActionFacts.model_validate(data), width) if data is not None else wording(observation, width)
     return one_line(found, width) if found is not None else generic_gist(fallback, width)

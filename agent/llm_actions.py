@@ -12,15 +12,24 @@ import difflib
 import re
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
 from agent import prompts
 from agent.calllog import Meter
 from agent.models import Model, ModelError
-from environments.actions import ActionArgs, ActionSpec
-from environments.low_level import ActionFailed, WriteFileArgs, read_text, write_file
+from environments.actions import LONG, ActionArgs, ActionSpec, Brief
+from environments.low_level import (
+    SCRIPT_BRIEF,
+    ActionFailed,
+    File,
+    LineNumber,
+    WriteFileArgs,
+    diff_facts,
+    read_text,
+    write_file,
+)
 from environments.observation import Observation
 
 if TYPE_CHECKING:
@@ -33,31 +42,37 @@ FILE = "a valid file name with relative path to current directory if needed"
 
 
 class UnderstandArgs(ActionArgs):
-    file_name: str = Field(description=FILE)
-    things_to_look_for: str = Field(description="a detailed description on what to look for and what should returned")
+    file_name: File = Field(description=FILE)
+    things_to_look_for: Annotated[str, Brief("what to look for and return, in detail"), LONG] = Field(
+        description="a detailed description on what to look for and what should returned")
 
 
 class EditArgs(ActionArgs):
-    script_name: str = Field(description=FILE + "; an empty file is created if it does not exist")
-    edit_instruction: str = Field(description="a detailed step by step description on how to edit it")
-    save_name: str = Field(description="a valid file name with relative path to current directory if needed")
+    script_name: Annotated[str, Brief(SCRIPT_BRIEF + "; created empty if missing")] = Field(
+        description=FILE + "; an empty file is created if it does not exist")
+    edit_instruction: Annotated[str, Brief("how to edit it, step by step"), LONG] = Field(
+        description="a detailed step by step description on how to edit it")
+    save_name: File = Field(description=FILE)
 
 
 class EditSegmentArgs(EditArgs):
-    start_line_number: int = Field(description="a valid line number", ge=1)
-    end_line_number: int = Field(description="a valid line number", ge=1)
+    start_line_number: LineNumber = Field(description="a valid line number", ge=1)
+    end_line_number: LineNumber = Field(description="a valid line number", ge=1)
 
 
 class ReflectionArgs(ActionArgs):
-    things_to_reflect_on: str = Field(description="a detailed description on what to reflect on and what should be returned")
+    things_to_reflect_on: Annotated[str, Brief("what to reflect on and return, in detail"), LONG] = Field(
+        description="a detailed description on what to reflect on and what should be returned")
 
 
 class RetrievalArgs(ActionArgs):
-    current_plan: str = Field(description="the current research plan and status")
+    current_plan: Annotated[str, Brief("your current Research Plan and Status"), LONG] = Field(
+        description="the current research plan and status")
 
 
 class AppendLogArgs(ActionArgs):
-    content: str = Field(description="a summary of the latest results to keep in the research log")
+    content: Annotated[str, Brief(""), LONG] = Field(
+        description="a summary of the latest results to keep in the research log")
 
 
 _CODE = re.compile(r"```[a-zA-Z0-9_+-]*\n(.*?)```", re.DOTALL)
@@ -126,7 +141,7 @@ class LLMActions:
         diff = "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
                                             f"a/{a.script_name}", f"b/{a.save_name}"))
         return env.observe(f"The edited file is saved to {a.save_name}. Here is the diff, please check "
-                           f"if the edit is correct and desirable:\n\n{diff or NO_CHANGE}")
+                           f"if the edit is correct and desirable:\n\n{diff or NO_CHANGE}", facts=diff_facts(diff))
 
     def _read(self, env: Environment, name: str) -> str:
         """The script to edit ("" when missing); one too large to write back whole is refused."""
@@ -175,17 +190,24 @@ class LLMActions:
         return [
             ActionSpec("Understand File", "Use this to read the whole file and understand certain aspects. "
                        "Describe what to look for and what should be returned; a long file is read in "
-                       "chunks and the answers merged.", UnderstandArgs, self.understand, "llm"),
+                       "chunks and the answers merged.", UnderstandArgs, self.understand, "llm",
+                       brief="an AI reads the whole file (in chunks if long) and answers what you ask"),
             ActionSpec("Edit Script (AI)", "Use this to do a relatively large but cohesive edit over a python "
                        "script. An AI edits the script by your instruction and returns the diff; Undo Edit "
-                       "Script reverts it.", EditArgs, self.edit_script, "llm"),
+                       "Script reverts it.", EditArgs, self.edit_script, "llm",
+                       brief="an AI edits a python script by your instruction (a large but cohesive edit); "
+                       "returns the diff; Undo Edit Script reverts it"),
             ActionSpec("Edit Script Segment (AI)", "Use this to edit only lines start..end of a long script "
                        "by your instruction; the rest stays as it is. Returns the diff.",
-                       EditSegmentArgs, self.edit_segment, "llm"),
+                       EditSegmentArgs, self.edit_segment, "llm",
+                       brief="like Edit Script (AI), for lines start..end of a long script only"),
             ActionSpec("Reflection", "Use this to look over your past work (the research log) and reflect "
-                       "on something concrete.", ReflectionArgs, self.reflection, "llm"),
+                       "on something concrete.", ReflectionArgs, self.reflection, "llm",
+                       brief="an AI reflects on something concrete in your past work (the research log)"),
             ActionSpec("Retrieval from Research Log", "Use this to retrieve what the research log holds "
-                       "that matters for the current plan.", RetrievalArgs, self.retrieval, "llm"),
+                       "that matters for the current plan.", RetrievalArgs, self.retrieval, "llm",
+                       brief="get what in the research log matters for the current plan"),
             ActionSpec("Append Summary to Research Log", "Use this to keep a summary of the latest results "
-                       "in the research log.", AppendLogArgs, self.append, "llm"),
+                       "in the research log.", AppendLogArgs, self.append, "llm",
+                       brief="add a summary of the latest results to the research log"),
         ]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from environments.actions import ActionSpec
+from pydantic.fields import FieldInfo
+
+from environments.actions import ActionSpec, brief_of
 
 # --- the research agent (react mode) -----------------------------------------------------------
 
@@ -136,71 +138,22 @@ Summarise the parts of the log that matter for the current plan: results, files 
 
 
 # --- the action list -----------------------------------------------------------------------------
-# labcoat's own wording of the built-in actions and arguments, keyed by their ActionSpec text
-# (MLAgentBench's wording, which tools mode, LangChain and MLAgentBench-style usage keep). Keyed by
-# the full text, so a changed description is shown as it now is, never as a stale brief.
-# Every fact stays: what the action does, its limits, what it returns.
-
-_FILE = "a valid file name with relative path to current directory if needed"
-_SCRIPT = "a valid python script name with relative path to current directory if needed"
-_DETAILED = "a detailed description on "
-_SCRIPT_BRIEF = "a python script"
-
-BRIEF = {
-    "Use this to navigate the file system.": "list a directory",
-    "Use this to read an existing file.": "read a file",
-    "Use this to write a file. If the file already exists, it will be overwritten.": "write a file (overwrites)",
-    "Use this to append content to the end of a file (the file is created if missing).":
-        "append to a file (created if missing)",
-    "Use this to copy a file to a new location with a new name.": "copy a file",
-    "Use this to undo the last edit of the python script.": "undo the script's last edit",
-    "Use this to execute the python script. The script must already exist.": "run an existing python script",
-    "Use this to inspect specific part of a python script precisely, or the full content of a short "
-    "script. The number of lines to display is limited to 100 lines. This is especially helpful when "
-    "debugging.": "show a script's lines start..end exactly (at most 100)",
-    "Use this to provide the final answer to the current task.": "submit your final answer",
-    "Use this to read the whole file and understand certain aspects. Describe what to look for and what "
-    "should be returned; a long file is read in chunks and the answers merged.":
-        "an AI reads the whole file (in chunks if long) and answers what you ask",
-    "Use this to do a relatively large but cohesive edit over a python script. An AI edits the script by "
-    "your instruction and returns the diff; Undo Edit Script reverts it.":
-        "an AI edits a python script by your instruction (a large but cohesive edit); returns the diff; "
-        "Undo Edit Script reverts it",
-    "Use this to edit only lines start..end of a long script by your instruction; the rest stays as it "
-    "is. Returns the diff.": "like Edit Script (AI), for lines start..end of a long script only",
-    "Use this to look over your past work (the research log) and reflect on something concrete.":
-        "an AI reflects on something concrete in your past work (the research log)",
-    "Use this to retrieve what the research log holds that matters for the current plan.":
-        "get what in the research log matters for the current plan",
-    "Use this to keep a summary of the latest results in the research log.":
-        "add a summary of the latest results to the research log",
-    # arguments
-    'a valid relative path to a directory, such as "." or "folder1/folder2"':
-        'a directory ("." is the top)',
-    _FILE: "",  # the argument's name says it (file_name, source, ...); paths: see ACTIONS_HEAD
-    _FILE + "; an empty file is created if it does not exist": _SCRIPT_BRIEF + "; created empty if missing",
-    _SCRIPT: _SCRIPT_BRIEF,
-    "the content to be written to the file": "",  # the action says what the content is
-    "a summary of the latest results to keep in the research log": "",
-    "command-line arguments for the script, as one string": "its command-line arguments, as one string",
-    "a valid line number": "a line number (the first is 1)",
-    _DETAILED + "the final answer": "the answer, in detail",
-    _DETAILED + "what to look for and what should returned": "what to look for and return, in detail",
-    "a detailed step by step description on how to edit it": "how to edit it, step by step",
-    _DETAILED + "what to reflect on and what should be returned": "what to reflect on and return, in detail",
-    "the current research plan and status": "your current Research Plan and Status",
-}
+# labcoat's own wording of an action and its arguments is on the action itself (ActionSpec.brief,
+# an argument's Brief: environments.actions), next to MLAgentBench's wording (the descriptions, which
+# tools mode, LangChain and MLAgentBench-style usage keep); an action or argument without one shows
+# its description.
 
 
-def brief(text: str) -> str:
-    """labcoat's shorter wording of a built-in description ("" where the argument's name and
-    its action say it all); any other text as it is."""
-    return BRIEF.get(text, text)
+def field_text(name: str, info: FieldInfo) -> str:
+    """An argument's meaning in the prompt: its brief ("" where its name and its action say it
+    all), else its description, else its name."""
+    found = brief_of(info)
+    return found if found is not None else info.description or name
 
 
 def _fields(spec: ActionSpec) -> dict[str, str]:
-    """Each argument's description (its name when it has none); defaults show in the braces."""
-    return {name: brief(f.description or name) for name, f in spec.args_model.model_fields.items()}
+    """Each argument's meaning (see :func:`field_text`); defaults show in the braces."""
+    return {name: field_text(name, f) for name, f in spec.args_model.model_fields.items()}
 
 
 def _signature(spec: ActionSpec) -> str:
@@ -210,9 +163,9 @@ def _signature(spec: ActionSpec) -> str:
     return "{" + ", ".join(names) + "}"
 
 
-def _purpose(description: str) -> str:
-    """The brief, or the description without MLAgentBench's "Use this to " opener."""
-    return brief(description).removeprefix("Use this to ")
+def _purpose(spec: ActionSpec) -> str:
+    """The action's brief, or its description without MLAgentBench's "Use this to " opener."""
+    return spec.brief if spec.brief is not None else spec.description.removeprefix("Use this to ")
 
 
 def _glossary(specs: list[ActionSpec]) -> dict[str, str]:
@@ -239,7 +192,7 @@ def describe_action(spec: ActionSpec, glossary: dict[str, str] | None = None) ->
     own = [f"{k}: {_variant(v, glossary[k]) if k in glossary else v}"
            for k, v in _fields(spec).items() if glossary.get(k) != v]
     notes = f" ({'; '.join(own)})" if own else ""
-    return f"- {spec.name} {_signature(spec)}: {_purpose(spec.description)}{notes}"
+    return f"- {spec.name} {_signature(spec)}: {_purpose(spec)}{notes}"
 
 
 def describe_arguments(glossary: dict[str, str]) -> str:

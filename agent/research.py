@@ -67,7 +67,7 @@ class ResearchAgent:
             long = needs_summary(s.observation, self.settings)
             short = cap_text(s.observation, self.settings.summarize_over)[0] if long else None
             self.steps.append(AgentStep(s.index, s.action, s.args, s.observation, s.error,
-                                        fields.get("Thought", ""), short, fields))  # no re-summarising on resume
+                                        fields.get("Thought", ""), short, fields, s.data))  # no re-summarising
 
     def _messages(self, env: Environment) -> list[dict[str, str]]:
         budget = budget_line(env.run.meta if env.run else None)
@@ -139,6 +139,6 @@ class ResearchAgent:
             summary = self._call(self.fast, [{"role": "user", "content": prompt}], "summarize").text
         index = self.steps[-1].index + 1 if self.steps else 1
         step = AgentStep(index, proposal.action, proposal.args, obs.text, obs.error,
-                         fields.get("Thought", ""), summary, fields)
+                         fields.get("Thought", ""), summary, fields, obs.data)
         self.steps.append(step)
         self.tools.append_log(older_line(step, 400))

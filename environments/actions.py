@@ -3,7 +3,11 @@
 The same :class:`ActionSpec` feeds the LLM prompt (:meth:`ActionSpec.usage`), native tool
 calling and the LangChain adapter (:meth:`ActionSpec.json_schema`), the TUI's generated form
 (the model's fields), and validation (:meth:`ActionSpec.validate`), so the four can never
-disagree about what an action takes.
+disagree about what an action takes. What only some readers use also lives on the model, next to
+what it qualifies: an argument's :class:`Brief` (the research prompt's shorter wording; its
+``description`` stays MLAgentBench's, which tools mode, LangChain and usage text show) and
+:data:`LONG` (free text: a text area in the form), as ``Annotated`` metadata, which the JSON
+Schema sent to providers leaves out; an action's ``brief`` on its :class:`ActionSpec`.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.fields import FieldInfo
 
 if TYPE_CHECKING:
     from environments.environment import Environment
@@ -34,12 +39,38 @@ Handler = Callable[["Environment", Any], "Observation"]
 
 
 @dataclass(frozen=True)
+class Brief:
+    """An argument's wording in the research prompt, shorter than its description; "" when
+    its name and its action say it all (``file_name``: see the action list's head)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class LongText:
+    """Marks a free-text argument (file contents, an instruction, an answer)."""
+
+
+LONG = LongText()
+
+
+def brief_of(info: FieldInfo) -> str | None:
+    """The argument's :class:`Brief`, or None when it has none (its description is shown)."""
+    return next((m.text for m in info.metadata if isinstance(m, Brief)), None)
+
+
+def is_long(info: FieldInfo) -> bool:
+    return any(isinstance(m, LongText) for m in info.metadata)
+
+
+@dataclass(frozen=True)
 class ActionSpec:
     name: str
     description: str
     args_model: type[BaseModel]
     handler: Handler
     kind: str = "low-level"  # "low-level", "tool" (a method tool), "llm" (agent-side)
+    brief: str | None = None  # what it does, in the research prompt's words (else its description)
 
     def json_schema(self) -> dict[str, Any]:
         return self.args_model.model_json_schema()

@@ -10,13 +10,26 @@ actor's mistakes; the environment turns those into error observations.
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Annotated, BinaryIO
 
 from pydantic import Field
 
-from environments.actions import ActionArgs, ActionSpec
-from environments.observation import Observation, settle_carriage_returns
-from environments.safefs import CHUNK, TEMP_PREFIX, Entry, display_name, is_utf8, refuse_kind
+from environments.actions import LONG, ActionArgs, ActionSpec, Brief
+from environments.observation import (
+    TAIL_CHARS,
+    ActionFacts,
+    Observation,
+    last_lines,
+    settle_carriage_returns,
+)
+from environments.safefs import (
+    CHUNK,
+    TEMP_PREFIX,
+    Entry,
+    display_name,
+    is_utf8,
+    refuse_kind,
+)
 
 if TYPE_CHECKING:
     from environments.environment import Environment
@@ -25,7 +38,8 @@ MAX_INSPECT_LINES = 100
 READ_LIMIT = 256 * 1024  # bytes of a file Read File shows (and the trace keeps); the rest is not read
 MAX_LINE_BYTES = 10_000  # of one line shown by Inspect Script Lines
 READ_REST = "Read the rest with a script (e.g. head/tail/sed -n)."
-# Observation wording (MLAgentBench's), named so the agent's history gists can read it back.
+# Observation wording (MLAgentBench's). What it reports is also in each observation's data
+# (ActionFacts): readers use that; the digest reads the wording back only for older traces.
 EXECUTED = "The script has been executed."
 OUTPUT_FOLLOWS = " Here is the output:"
 LINES_HEADER = "Here are the lines (the file ends at line {count}):"
@@ -35,41 +49,55 @@ class ActionFailed(RuntimeError):
     """The action was valid but could not be done; the message is shown to the actor."""
 
 
+# MLAgentBench's argument wording (its descriptions), and labcoat's briefs for the research prompt.
+FILE = "a valid file name with relative path to current directory if needed"
+SCRIPT = "a valid python script name with relative path to current directory if needed"
+SCRIPT_BRIEF = "a python script"
+LINE = "a valid line number"
+LINE_BRIEF = "a line number (the first is 1)"
+File = Annotated[str, Brief("")]  # the argument's name says what it is (file_name, source, ...)
+Script = Annotated[str, Brief(SCRIPT_BRIEF)]
+LineNumber = Annotated[int, Brief(LINE_BRIEF)]
+
+
 class ListFilesArgs(ActionArgs):
-    dir_path: str = Field(description='a valid relative path to a directory, such as "." or "folder1/folder2"')
+    dir_path: Annotated[str, Brief('a directory ("." is the top)')] = Field(
+        description='a valid relative path to a directory, such as "." or "folder1/folder2"')
 
 
 class ReadFileArgs(ActionArgs):
-    file_name: str = Field(description="a valid file name with relative path to current directory if needed")
+    file_name: File = Field(description=FILE)
 
 
 class WriteFileArgs(ActionArgs):
-    file_name: str = Field(description="a valid file name with relative path to current directory if needed")
-    content: str = Field(description="the content to be written to the file")
+    file_name: File = Field(description=FILE)
+    content: Annotated[str, Brief(""), LONG] = Field(description="the content to be written to the file")
 
 
 class CopyFileArgs(ActionArgs):
-    source: str = Field(description="a valid file name with relative path to current directory if needed")
-    destination: str = Field(description="a valid file name with relative path to current directory if needed")
+    source: File = Field(description=FILE)
+    destination: File = Field(description=FILE)
 
 
 class UndoArgs(ActionArgs):
-    script_name: str = Field(description="a valid python script name with relative path to current directory if needed")
+    script_name: Script = Field(description=SCRIPT)
 
 
 class ExecuteArgs(ActionArgs):
-    script_name: str = Field(description="a valid python script name with relative path to current directory if needed")
-    arguments: str = Field("", description="command-line arguments for the script, as one string")
+    script_name: Script = Field(description=SCRIPT)
+    arguments: Annotated[str, Brief("its command-line arguments, as one string")] = Field(
+        "", description="command-line arguments for the script, as one string")
 
 
 class InspectArgs(ActionArgs):
-    script_name: str = Field(description="a valid python script name with relative path to current directory if needed")
-    start_line_number: int = Field(description="a valid line number", ge=1)
-    end_line_number: int = Field(description="a valid line number", ge=1)
+    script_name: Script = Field(description=SCRIPT)
+    start_line_number: LineNumber = Field(description=LINE, ge=1)
+    end_line_number: LineNumber = Field(description=LINE, ge=1)
 
 
 class FinalAnswerArgs(ActionArgs):
-    final_answer: str = Field(description="a detailed description on the final answer")
+    final_answer: Annotated[str, Brief("the answer, in detail"), LONG] = Field(
+        description="a detailed description on the final answer")
 
 
 def list_files(env: Environment, a: ListFilesArgs) -> Observation:
@@ -91,17 +119,24 @@ def _listed(e: Entry) -> str:
 
 def read_text(env: Environment, name: str, limit: int = READ_LIMIT) -> str:
     """A workspace text file's first ``limit`` bytes (never more is read), with a note if cut."""
+    return _read_text(env, name, limit)[0]
+
+
+def _read_text(env: Environment, name: str, limit: int = READ_LIMIT) -> tuple[str, ActionFacts]:
     data, size = env.guard.fs.read(env.guard.relative(name), limit)
     if b"\x00" in data[:8192]:
         raise ActionFailed(f"{name!r} is a binary file ({size} bytes); inspect it with a script")
     text = data.decode("utf-8", "replace")
+    facts = ActionFacts(size_bytes=size, shown_bytes=len(data), lines_total=None if size > len(data)
+                        else text.count("\n") + (not text.endswith("\n") and bool(text)))
     if size > len(data):
         text += f"\n\n[{name} is {size:,} bytes; only its first {len(data):,} are shown. {READ_REST}]"
-    return text
+    return text, facts
 
 
 def read_file(env: Environment, a: ReadFileArgs) -> Observation:
-    return env.observe(read_text(env, a.file_name))
+    text, facts = _read_text(env, a.file_name)
+    return env.observe(text, facts=facts)
 
 
 def _writable_target(env: Environment, name: str) -> str:
@@ -118,7 +153,7 @@ def _write(env: Environment, name: str, content: str, append: bool) -> Observati
     rel = _writable_target(env, name)
     env.guard.fs.write(rel, content.encode("utf-8", "backslashreplace"), append=append)
     verb = "appended to" if append else "written to"
-    return env.observe(f"File {name} {verb} successfully.")
+    return env.observe(f"File {name} {verb} successfully.", facts=ActionFacts(shown_bytes=len(content)))
 
 
 def write_file(env: Environment, a: WriteFileArgs) -> Observation:
@@ -164,15 +199,17 @@ def execute_script(env: Environment, a: ExecuteArgs) -> Observation:
         parts.append(result.stderr)
     output = settle_carriage_returns("\n".join(p.rstrip("\n") for p in parts if p))
     if result.timed_out:
-        status = f"The script was killed after its time limit of {env.task.limits.exec_timeout:g} s."
+        outcome, status = "timeout", f"The script was killed after its time limit of {env.task.limits.exec_timeout:g} s."
     elif result.oom_killed:
-        status = f"The script was killed: it ran out of memory (limit {env.task.limits.memory_mb} MB)."
+        outcome, status = "oom", f"The script was killed: it ran out of memory (limit {env.task.limits.memory_mb} MB)."
     elif result.exit_code != 0:
-        status = f"The script exited with code {result.exit_code}."
+        outcome, status = "exit", f"The script exited with code {result.exit_code}."
     else:
-        status = EXECUTED
+        outcome, status = "ok", EXECUTED
     text = f"{status}{OUTPUT_FOLLOWS}\n{output}" if output else f"{status} It printed nothing."
-    return env.observe(text, exit_code=result.exit_code, seconds=result.seconds,
+    facts = ActionFacts(outcome=outcome, exit_code=result.exit_code, output_tail=last_lines(output)[-TAIL_CHARS:],
+                        output_lines=len(output.splitlines()))
+    return env.observe(text, facts=facts, exit_code=result.exit_code, seconds=result.seconds,
                        error=not result.ok)
 
 
@@ -184,7 +221,9 @@ def inspect_lines(env: Environment, a: InspectArgs) -> Observation:
     with env.guard.fs.open_read(env.guard.relative(a.script_name)) as f:
         shown, count = _some_lines(f, a.start_line_number, a.end_line_number)
     header = LINES_HEADER.format(count=count) + "\n\n"
-    return env.observe(header + "\n".join(line.decode("utf-8", "replace") for line in shown))
+    facts = ActionFacts(lines_total=count, first_line=a.start_line_number if shown else None,
+                        last_line=a.start_line_number + len(shown) - 1 if shown else None)
+    return env.observe(header + "\n".join(line.decode("utf-8", "replace") for line in shown), facts=facts)
 
 
 def _some_lines(f: BinaryIO, start: int, end: int) -> tuple[list[bytes], int]:
@@ -208,6 +247,15 @@ def _some_lines(f: BinaryIO, start: int, end: int) -> tuple[list[bytes], int]:
     return shown, count + (last != b"\n")
 
 
+def diff_facts(diff: str) -> ActionFacts:
+    """A unified diff's size: lines added and removed in its hunks (the ``---``/``+++`` file
+    header before the first ``@@`` is not counted; an added line ``++x`` reads ``+++x``)."""
+    lines = diff.splitlines()
+    start = next((i for i, x in enumerate(lines) if x.startswith("@@")), len(lines))
+    hunks = [x for x in lines[start:] if not x.startswith("@@")]
+    return ActionFacts(added=sum(x.startswith("+") for x in hunks), removed=sum(x.startswith("-") for x in hunks))
+
+
 def final_answer(env: Environment, a: FinalAnswerArgs) -> Observation:
     obs = env.observe("Final answer submitted. The run is over.")
     obs.done = True
@@ -215,22 +263,23 @@ def final_answer(env: Environment, a: FinalAnswerArgs) -> Observation:
 
 
 LOW_LEVEL_ACTIONS = [
-    ActionSpec("List Files", "Use this to navigate the file system.", ListFilesArgs, list_files),
-    ActionSpec("Read File", "Use this to read an existing file.", ReadFileArgs, read_file),
+    ActionSpec("List Files", "Use this to navigate the file system.", ListFilesArgs, list_files,
+               brief="list a directory"),
+    ActionSpec("Read File", "Use this to read an existing file.", ReadFileArgs, read_file, brief="read a file"),
     ActionSpec("Write File", "Use this to write a file. If the file already exists, it will be overwritten.",
-               WriteFileArgs, write_file),
+               WriteFileArgs, write_file, brief="write a file (overwrites)"),
     ActionSpec("Append File", "Use this to append content to the end of a file (the file is created if missing).",
-               WriteFileArgs, append_file),
+               WriteFileArgs, append_file, brief="append to a file (created if missing)"),
     ActionSpec("Copy File", "Use this to copy a file to a new location with a new name.",
-               CopyFileArgs, copy_file),
+               CopyFileArgs, copy_file, brief="copy a file"),
     ActionSpec("Undo Edit Script", "Use this to undo the last edit of the python script.",
-               UndoArgs, undo_edit),
+               UndoArgs, undo_edit, brief="undo the script's last edit"),
     ActionSpec("Execute Script", "Use this to execute the python script. The script must already exist.",
-               ExecuteArgs, execute_script),
+               ExecuteArgs, execute_script, brief="run an existing python script"),
     ActionSpec("Inspect Script Lines", f"Use this to inspect specific part of a python script precisely, "
                f"or the full content of a short script. The number of lines to display is limited to "
                f"{MAX_INSPECT_LINES} lines. This is especially helpful when debugging.",
-               InspectArgs, inspect_lines),
+               InspectArgs, inspect_lines, brief=f"show a script's lines start..end exactly (at most {MAX_INSPECT_LINES})"),
     ActionSpec("Final Answer", "Use this to provide the final answer to the current task.",
-               FinalAnswerArgs, final_answer),
+               FinalAnswerArgs, final_answer, brief="submit your final answer"),
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -25,6 +25,45 @@ class Observation(BaseModel):
     seconds: float = 0.0
     done: bool = False
     data: dict[str, Any] | None = Field(None, description="structured result (a tool's report)")
+
+
+class ActionFacts(BaseModel):
+    """What a built-in action's observation reports, as data (``Observation.data``), so that its
+    readers (the agent's one-line history, a view) never parse the observation's wording, which
+    may change and is capped. Unset facts are left out of the record."""
+
+    outcome: Literal["ok", "exit", "timeout", "oom"] | None = Field(
+        None, description="how a script ended: exit code 0, another code, killed at its time limit, out of memory")
+    exit_code: int | None = None
+    output_lines: int | None = Field(None, description="lines the script printed (stdout and stderr)")
+    output_tail: str | None = Field(None, description="its last non-empty lines, within TAIL_CHARS")
+    lines_total: int | None = Field(None, description="lines in the file")
+    first_line: int | None = Field(None, description="the first line shown (1-based)")
+    last_line: int | None = Field(None, description="the last line shown")
+    size_bytes: int | None = Field(None, description="the file's size")
+    shown_bytes: int | None = Field(None, description="bytes of it read and shown")
+    added: int | None = Field(None, description="an edit's lines added (the whole diff, however it is cut)")
+    removed: int | None = Field(None, description="an edit's lines removed")
+    truncated: bool = Field(False, description="the observation's text was cut to the cap")
+
+    def record(self) -> dict[str, Any]:
+        return self.model_dump(exclude_none=True, exclude_defaults=True)
+
+
+TAIL_CHARS = 500
+
+
+def last_lines(text: str, chars: int = TAIL_CHARS, sep: str = "\n") -> str:
+    """As many of the last non-empty lines of ``text`` as fit in ``chars``, in order, joined by
+    ``sep``; the very last always, whole (a script's final numbers or its error)."""
+    kept: list[str] = []
+    used = 0
+    for line in reversed([x for x in text.splitlines() if x.strip()]):
+        if kept and used + len(line) + len(sep) > chars:
+            break
+        kept.insert(0, line)
+        used += len(line) + len(sep)
+    return sep.join(kept)
 
 
 def settle_carriage_returns(text: str) -> str:
@@ -51,8 +90,11 @@ def cap_text(text: str, cap: int) -> tuple[str, bool]:
     return text[:head] + note + text[-tail:], True
 
 
-def make_observation(text: str, cap: int, **kw: Any) -> Observation:
+def make_observation(text: str, cap: int, facts: ActionFacts | None = None, **kw: Any) -> Observation:
+    """``text`` capped; ``facts`` (a built-in action's) become its ``data``, with the cut noted."""
     shown, truncated = cap_text(text, cap)
+    if facts is not None:
+        kw["data"] = facts.model_copy(update={"truncated": truncated}).record()
     return Observation(text=shown, full_text=text if truncated else None, truncated=truncated, **kw)
 
 

@@ -6,9 +6,9 @@ import random
 import re
 
 from agent import digest
-from agent.context import older_line
 from agent.llm_actions import LLMActions
-from environments.low_level import LOW_LEVEL_ACTIONS
+from environments.low_level import LINES_HEADER, LOW_LEVEL_ACTIONS, diff_facts
+from environments.observation import CUT_MARK, ActionFacts, make_observation
 from tests.agent.helpers import episode, react, write_replies
 
 _HEAD = re.compile(r'^\[(\d+) lines of the form "(.*)"(; each row below gives one line\'s \{\} values:)?\]$')
@@ -132,13 +132,44 @@ def test_older_lines_say_what_each_real_observation_reports(tiny_task, tmp_path)
     run, _, meta = episode(tiny_task, tmp_path, write_replies(tmp_path / "r.txt", replies))
     assert meta.status == "finished"
     steps = run.steps()
-    gists = [digest.gist(s.action, s.observation, s.observation, 100) for s in steps]
-    assert gists[1] == "epoch 20/20: loss 0.0500, validation accuracy 0.8000"
-    assert gists[2] == "diff +1 -0 lines" and gists[3] == "no change"
-    assert gists[4] == "shown; the file has 3 lines"
-    assert gists[6].startswith("The script exited with code 1. ") and gists[6].endswith("ValueError: no data")
-    assert "missing.py" in gists[7] and gists[7] == digest.generic_gist(steps[7].observation, 100)  # an error
+    gists = [digest.gist(s.action, s.observation, s.observation, 100, s.data) for s in steps]
+    # the same steps as a trace recorded before the actions kept their facts: read from the wording
+    old = [digest.gist(s.action, s.observation, s.observation, 100) for s in steps]
+    assert steps[1].data["outcome"] == "ok" and steps[4].data["lines_total"] == 3  # facts, in the trace
+    assert steps[0].data == {"shown_bytes": len(TRAIN)} and steps[6].data["exit_code"] == 1
+    assert steps[2].data == {"added": 1, "removed": 0} and steps[3].data == {"added": 0, "removed": 0}
+    assert gists[1] == old[1] == "epoch 20/20: loss 0.0500, validation accuracy 0.8000"
+    assert gists[2] == old[2] == "diff +1 -0 lines" and gists[3] == old[3] == "no change"
+    assert gists[4] == old[4] == "shown; the file has 3 lines"
+    assert gists[6].startswith("exit code 1: ") and gists[6].endswith("ValueError: no data")
+    assert old[6].startswith("The script exited with code 1. ") and old[6].endswith("ValueError: no data")
+    assert steps[7].data is None  # an error: no facts
+    assert "missing.py" in gists[7] and gists[7] == digest.generic_gist(steps[7].observation, 100)
     assert gists[0] == digest.generic_gist(steps[0].observation, 100)  # no rule: first and last lines
     log = (run.path / "research_log.md").read_text()  # the research log's lines use the same gists
     assert "| epoch 19/20: loss 0.0526, validation accuracy 0.7600 | epoch 20/20: loss 0.0500, " in log
     assert "\n3. Edit Script (AI)(train.py, print one more line, train.py) -> diff +1 -0 lines\n" in log
+
+
+def test_the_gist_reads_the_facts_not_the_wording():
+    """Facts come from the action, so a reworded or capped observation tells the same."""
+    diff = "--- a/t.py\n+++ b/t.py\n@@ -1,2 +1,3 @@\n-x = 1\n+x = 2\n+++y = 3\n" + "".join(f"+z{i} = {i}\n" for i in range(300))
+    obs = make_observation("Any wording at all:\n" + diff, 500, facts=diff_facts(diff))
+    assert obs.truncated and obs.data == {"added": 302, "removed": 1, "truncated": True}
+    assert digest.gist("Edit Script (AI)", obs.text, obs.text, 100, obs.data) == "diff +302 -1 lines (the diff shown was cut)"
+    run = ActionFacts(outcome="timeout", exit_code=-9, output_tail="epoch 3: loss 0.5").record()
+    assert digest.gist("Execute Script", "reworded", "reworded", 100, run) == "killed at its time limit: epoch 3: loss 0.5"
+    silent = ActionFacts(outcome="ok", exit_code=0, output_tail="").record()
+    assert digest.gist("Execute Script", "x", "x", 100, silent) == "printed nothing"
+
+
+def test_an_older_traces_wording_still_digests():
+    """Observations as a trace recorded before the facts holds them (data None)."""
+    ran = "The script has been executed. Here is the output:\nepoch 1: 0.5\nepoch 2: acc 0.7"
+    cut = ("The edited file is saved to t.py. Here is the diff, please check if the edit is correct and "
+           "desirable:\n\n--- a/t.py\n+++ b/t.py\n@@ -1 +1 @@\n-a\n+b\n\n[... 40 characters (3 lines) "
+           f"{CUT_MARK} ...]\n\n+c")
+    assert digest.gist("Execute Script", ran, ran, 100) == "epoch 1: 0.5 | epoch 2: acc 0.7"
+    assert digest.gist("Edit Script (AI)", cut, cut, 100) == "diff +2 -1 lines (the diff shown was cut)"
+    lines = LINES_HEADER.format(count=12) + "\n\nimport os"
+    assert digest.gist("Inspect Script Lines", lines, lines, 100) == "shown; the file has 12 lines"

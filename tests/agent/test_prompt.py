@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +13,7 @@ from agent.context import AgentStep, ContextSettings, build_messages, older_line
 from agent.llm_actions import LLMActions
 from agent.parsing import FIELDS, parse_response
 from agent.tools_mode import tool_name, tool_schemas
+from environments.actions import brief_of, is_long
 from environments.low_level import LOW_LEVEL_ACTIONS
 from environments.tool_actions import tool_action
 from methods.registry import all_tools
@@ -40,13 +43,13 @@ def test_every_action_its_keys_and_their_meaning_are_in_the_system_message(specs
     arguments = next(line for line in system.splitlines() if line.startswith("Arguments: "))
     for spec in specs:
         line = _action_line(system, spec.name)
-        assert prompts._purpose(spec.description) in line
+        assert prompts._purpose(spec) in line
         keys = prompts._signature(spec)
         assert f"- {spec.name} {keys}: " in line
         for name, f in spec.args_model.model_fields.items():
             shown = name if f.is_required() else f"{name}={f.get_default(call_default_factory=True)!r}"
             assert re.search(rf"[{{ ]{re.escape(shown)}[,}}]", keys), (spec.name, name)
-            meaning = prompts.brief(f.description or name)
+            meaning = prompts.field_text(name, f)
             if meaning in (name, ""):  # the name and the action say it (paths: the list's head)
                 continue
             if glossary[name] == meaning:  # explained once, next to every argument it explains
@@ -56,13 +59,42 @@ def test_every_action_its_keys_and_their_meaning_are_in_the_system_message(specs
                 assert f"{name}: {prompts._variant(meaning, glossary[name])}" in line, (spec.name, name)
 
 
-def test_every_built_in_description_has_its_brief():
-    """A reworded ActionSpec shows in full (never a stale brief) and fails here until briefed."""
-    texts = [s.description for s in BUILT_IN]
-    texts += [f.description for s in BUILT_IN for f in s.args_model.model_fields.values()]
-    missing = [t for t in texts if t not in prompts.BRIEF]
-    assert not missing, f"add a brief to agent/prompts.py BRIEF for: {missing}"
-    assert sum(len(prompts.BRIEF[t]) for t in texts) < 0.6 * sum(len(t) for t in texts)
+def test_every_built_in_action_and_argument_carries_its_brief():
+    """The brief lives on the action and its argument model, next to the description it
+    shortens; the prompt shows it, the schema sent to providers does not."""
+    missing = [s.name for s in BUILT_IN if s.brief is None]
+    missing += [f"{s.name}.{n}" for s in BUILT_IN for n, f in s.args_model.model_fields.items() if brief_of(f) is None]
+    assert not missing, f"add a brief (ActionSpec.brief, Annotated[..., Brief(...)]) to: {missing}"
+    briefs = [s.brief for s in BUILT_IN] + [brief_of(f) for s in BUILT_IN for f in s.args_model.model_fields.values()]
+    texts = [s.description for s in BUILT_IN] + [f.description for s in BUILT_IN for f in s.args_model.model_fields.values()]
+    assert sum(map(len, briefs)) < 0.6 * sum(map(len, texts))
+    system = _system(BUILT_IN)
+    assert "- Inspect Script Lines {script_name, start_line_number, end_line_number}: show a script's lines" in system
+    assert "start_line_number, end_line_number: a line number (the first is 1)" in system
+    for spec in BUILT_IN:
+        assert "Brief" not in json.dumps(spec.json_schema()) and spec.brief not in json.dumps(spec.json_schema())
+
+
+def test_free_text_arguments_are_marked_on_their_models():
+    """The form's text areas come from the models (environments.actions.LONG), not a list of names."""
+    longs = {(s.name, n) for s in BUILT_IN for n, f in s.args_model.model_fields.items() if is_long(f)}
+    assert {("Write File", "content"), ("Final Answer", "final_answer"), ("Edit Script (AI)", "edit_instruction"),
+            ("Understand File", "things_to_look_for")} <= longs
+    assert ("Write File", "file_name") not in longs
+    assert all(s.args_model.model_fields[n].annotation is str for s in BUILT_IN for a, n in longs if a == s.name)
+
+
+def test_an_action_without_briefs_shows_its_descriptions():
+    from pydantic import Field
+
+    from environments.actions import ActionArgs, ActionSpec
+
+    class Args(ActionArgs):
+        seed: int = Field(0, description="the random seed of the run")
+
+    spec = ActionSpec("Sample", "Use this to draw samples.", Args, lambda env, a: None, "tool")
+    line = prompts.describe_action(spec)
+    assert line == "- Sample {seed=0}: draw samples. (seed: the random seed of the run)"
 
 
 def test_the_response_format_is_the_one_the_parser_reads():
@@ -98,10 +130,13 @@ def test_the_latest_observation_is_whole_up_to_the_threshold_earlier_ones_summar
     s = ContextSettings()
     earlier = "E" * (s.summarize_over + 10)
     latest = "\n".join(f"{'abcdefg'[i % 7]}: validation accuracy 0.{i:04d}" for i in range(300))[: s.latest_whole]
-    assert len(latest) > s.summarize_over
+    assert len(latest) > s.summarize_over and len(earlier) + len(latest) > s.whole_chars
     prompt = _prompt([_step(1, earlier, "earlier in short"), _step(2, latest, "latest in short")])
     assert latest in prompt and "latest in short" not in prompt
-    assert earlier not in prompt and "(summarised) earlier in short" in prompt
+    assert earlier not in prompt and "\n1. Execute Script(train.py) -> earlier in short\n" in prompt
+    kept = _prompt([_step(1, "ran"), _step(2, earlier, "earlier in short"), _step(3, latest, "latest in short")],
+                   ContextSettings(keep_last=2, collapse_every=1))  # step 2 kept whole through the collapse
+    assert earlier not in kept and "(summarised) earlier in short" in kept and latest in kept
     too_long = latest + "x" * 10
     prompt = _prompt([_step(1, too_long, "latest in short")])
     assert too_long not in prompt and "(summarised) latest in short" in prompt
@@ -145,7 +180,7 @@ def test_the_benchmark_measures_the_agents_own_defaults():
     from agent.research import ResearchAgent
     from tests.benchmarks import bench_prompt_tokens as bench
 
-    assert bench.KEEP == ContextSettings().keep_last
+    assert "ContextSettings(summarize_over=args.summarize_over)" in Path(bench.__file__).read_text()
     agent = ResearchAgent(None, None, None)
     assert agent.settings == ContextSettings()
     trace = bench.make_trace()
@@ -161,26 +196,47 @@ def _with_plan(i: int, plan: str) -> AgentStep:
     return step
 
 
-def test_each_prompt_opens_with_the_last_one_between_collapses():
-    """Budget and plan come last and whole steps collapse three at a time, so a provider's
-    prefix cache serves the previous prompt; 2 to 4 steps are whole (3 on average)."""
-    plans = [f"1. baseline\n" + "".join(f"{k}. step {k} done\n" for k in range(2, i + 2)) for i in range(1, 13)]
+def _prompts(steps: list[AgentStep], plans: list[str], settings: ContextSettings | None = None) -> list[str]:
+    return [build_messages("p", "tools", steps[:n], plans[n - 1], f"{50 - n} of 50 steps",
+                           settings or ContextSettings())[1]["content"] for n in range(1, len(steps) + 1)]
+
+
+def _opens_with_the_last(before: str, after: str) -> bool:
+    """Everything ``before`` held up to its changing tail (its plan's change and budget) opens ``after``."""
+    return after.startswith(before[:before.rindex("Your latest Research Plan")])
+
+
+def test_each_prompt_opens_with_the_last_one_between_rare_collapses():
+    """Budget and plan come last and whole steps stay as they were written until they collapse
+    in one block, so a provider's prefix cache serves the whole previous prompt but its tail."""
+    plans = ["1. baseline\n" + "".join(f"{k}. step {k} done\n" for k in range(2, i + 2)) for i in range(1, 13)]
     steps = [_with_plan(i, plans[i - 1]) for i in range(1, 13)]
-    prompts_ = []
-    for n in range(1, 13):
-        messages = build_messages("p", "tools", steps[:n], plans[n - 1], f"{50 - n} of 50 steps", ContextSettings())
-        prompts_.append(messages[1]["content"])
+    prompts_ = _prompts(steps, plans)
+    s = ContextSettings()
     whole = [p.count("[Step ") for p in prompts_]
-    assert all(2 <= w <= 4 for w in whole[2:]) and sum(whole[2:]) / len(whole[2:]) == pytest.approx(3, abs=0.3)
-    kept = 0
-    for before, after, w in zip(prompts_, prompts_[1:], whole[1:], strict=False):
-        stable = before[:before.rindex("[Step ")]  # everything up to the latest whole step
-        kept += after.startswith(stable)
-    assert kept >= 2 * len(prompts_[1:]) // 3 - 1  # all but the collapsing steps
+    most = s.keep_last + s.collapse_every - 1
+    assert whole[:most] == list(range(1, most + 1)) and whole[most] == s.keep_last  # one collapse, at once
+    kept = [_opens_with_the_last(a, b) for a, b in zip(prompts_, prompts_[1:], strict=False)]
+    assert kept.count(False) == 1 and not kept[most - 1]
     last = prompts_[-1]
     assert last.rstrip().endswith(prompts.ASK_REACT) and "Budget left: 38 of 50 steps" in last
     assert "after step " in last and "12. step 12 done" in last  # the plan: at the boundary, then its change
     assert last.count("2. step 2 done") == 1  # not repeated
+
+
+def test_long_observations_collapse_the_history_sooner_and_it_stays_within_its_budget():
+    s = ContextSettings()
+    logs = [f"output {i}\n" + "\n".join(f"{'abcdefg'[k % 7]}{i}: acc 0.{k:04d}" for k in range(90))
+            for i in range(1, 16)]  # ~1.2 kB each
+    steps = [AgentStep(i, "Read File", {"file_name": f"log{i}.txt"}, logs[i - 1], thought=f"t{i}")
+             for i in range(1, 16)]
+    prompts_ = _prompts(steps, ["1. plan"] * 15)
+    for n, p in enumerate(prompts_, 1):
+        shown = [x for x in logs[:n] if x in p]
+        assert logs[n - 1] in p  # the latest, whole
+        assert sum(map(len, shown)) <= s.whole_chars + len(logs[n - 1])
+    kept = [_opens_with_the_last(a, b) for a, b in zip(prompts_, prompts_[1:], strict=False)]
+    assert 2 <= kept.count(False) <= len(kept) // 2  # collapses: by size, not every step, nor never
 
 
 def test_a_rewritten_plan_is_told_by_its_changed_lines():

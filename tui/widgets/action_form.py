@@ -1,6 +1,6 @@
 """A form generated from an action's pydantic model: never a hand-written form per action.
 
-Strings become inputs (long ones, like file contents, a text area), numbers inputs with a
+Strings become inputs (free text the model marks ``LONG``, like file contents, a text area), numbers inputs with a
 type, booleans switches, ``Literal`` choices selects. Submitting validates through the same
 ``ActionSpec.validate`` the agents' actions go through.
 """
@@ -19,13 +19,11 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Button, Input, Label, Select, Static, Switch, TextArea
 
-from environments.actions import ActionInputError, ActionSpec
-
-LONG_FIELDS = {"content", "edit_instruction", "things_to_look_for", "final_answer", "content_to_append"}
+from environments.actions import ActionInputError, ActionSpec, is_long
 
 
 def _kind(info: FieldInfo) -> tuple[str, list[Any]]:
-    """('text'|'long'|'int'|'float'|'bool'|'choice'|'json', choices)."""
+    """('text'|'int'|'float'|'bool'|'choice'|'json', choices)."""
     ann = info.annotation
     origin = typing.get_origin(ann)
     args = [a for a in typing.get_args(ann) if a is not type(None)]
@@ -102,7 +100,7 @@ class ActionForm(VerticalScroll):
             elif kind == "choice":
                 yield Select([(str(c), c) for c in choices], value=default if default in choices
                              else Select.BLANK, id=fid)
-            elif kind == "long" or name in LONG_FIELDS:
+            elif kind == "text" and is_long(info):  # marked on the model (environments.actions.LONG)
                 yield TextArea("" if default is None else str(default), id=fid, classes="form-long")
             else:
                 placeholder = {"int": "an integer", "float": "a number", "json": "JSON"}.get(kind, "")
