@@ -3,6 +3,9 @@ better). eval computes z = sign(Bx) itself and gives the decoder z alone.
 
 Gates (each scores the worst value, +inf): B a finite (96, 96) tensor with no zero row; at most
 10^6 decoder parameters; a deterministic decoder; at most 60 s for the whole evaluation.
+Two phases (``environments/submission.py``): ``produce.py`` writes B and exports the decoder as a
+graph of ATen ops; this loads it with ``load_exported_module`` (pure allow-listed ops only), so
+no code of the submission's runs in this process.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
 
-from methods._submission import load_submission  # noqa: E402
+from methods._submission import (  # noqa: E402
+    ExportedProgramError, TensorSpec, load_exported_module, load_outputs)
 from methods.sparse_autoencoder.codec import encode  # noqa: E402
 from methods.sparse_autoencoder.data import sample  # noqa: E402
 
@@ -35,21 +39,21 @@ def _fail(reason: str) -> float:
     return WORST
 
 
-def get_score(submission_folder: str) -> float:
+def score(outputs: str) -> float:
     start = time.perf_counter()
-    folder = Path(submission_folder).resolve()
+    folder = Path(outputs)
     torch.set_num_threads(1)
-    module = load_submission(folder, "model.py")
-    ckpt = torch.load(folder / "model.pt", map_location="cpu", weights_only=True)
-    B = ckpt.get("B")
-    if not isinstance(B, torch.Tensor) or B.shape != (D, D):
+    B = torch.from_numpy(load_outputs(folder, "encoder")["B"])
+    if B.shape != (D, D):
         return _fail("model.pt['B'] must be a (96, 96) tensor")
     B = B.double()
     if not torch.isfinite(B).all() or bool((B.abs().sum(dim=1) == 0).any()):
         return _fail("B must be finite with no zero row (96 bits)")
-    decoder = module.Decoder()
-    decoder.load_state_dict(ckpt["decoder"])
-    decoder.eval()
+    try:
+        decoder = load_exported_module(folder, "decoder", (torch.ones(CHUNK, D),),
+                                       [TensorSpec(shape=(CHUNK, D), dtype="float32")])
+    except ExportedProgramError as err:
+        return _fail(str(err))
     n_params = sum(p.numel() for p in decoder.parameters())
     if n_params > MAX_PARAMS:
         return _fail(f"the decoder has {n_params} parameters (limit {MAX_PARAMS})")
@@ -67,10 +71,10 @@ def get_score(submission_folder: str) -> float:
         total += float(((X - X_hat.double()) ** 2).sum())
         if time.perf_counter() - start > TIME_LIMIT_S:
             return _fail(f"evaluation took more than {TIME_LIMIT_S:.0f} s")
-    score = total / (N_TEST * D)
-    print(f"test_mse {score:.5f} on {N_TEST} private samples")
-    return score
+    mse = total / (N_TEST * D)
+    print(f"test_mse {mse:.5f} on {N_TEST} private samples")
+    return mse
 
 
 if __name__ == "__main__":
-    print(get_score(sys.argv[1] if len(sys.argv) > 1 else "."))
+    print(score(sys.argv[1] if len(sys.argv) > 1 else "."))

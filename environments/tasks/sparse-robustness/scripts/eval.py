@@ -2,8 +2,10 @@
 
 The held-out test split is rebuilt here from scikit-learn's bundled digits (70/30 stratified,
 seed 0) and put through the task's secret pixel permutation, the same one prepare.py applies to
-the training data, so the bundled copy cannot be matched to the held-out labels. The actor's
-model is loaded and attacked here; nothing the workspace prints or writes is trusted.
+the training data, so the bundled copy cannot be matched to the held-out labels.
+Two phases (``environments/submission.py``): ``produce.py`` exports the actor's Net + model.pt
+as a graph of ATen ops; this loads it with ``load_exported_module`` (pure allow-listed ops only)
+and attacks it, gradients included. No code of the submission's runs in this process.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from methods._submission import load_submission
+from methods._submission import ExportedProgramError, TensorSpec, batched, load_exported_module
 
 K = 3
 SAA_ITERS = 100
@@ -44,23 +46,25 @@ def split(which: str) -> tuple[np.ndarray, np.ndarray]:
     return permute_pixels(X).astype(np.float32), y
 
 
-def _load_submission(folder: Path) -> torch.nn.Module:
-    model = load_submission(folder, "model.py").Net()
-    state = torch.load(folder / "model.pt", map_location="cpu", weights_only=True)
-    model.load_state_dict(state)
-    return model.eval()
+BATCH = 64  # produce.py's export batch
 
 
-def get_score(submission_folder: str) -> float:
+def _load_model(folder: Path) -> torch.nn.Module:
+    graph = load_exported_module(folder, "model", (torch.zeros(BATCH, 1, 8, 8),),
+                                 [TensorSpec(shape=(BATCH, 10), dtype="float32")])
+    return batched(graph, BATCH).eval()
+
+
+def score(outputs: str) -> float:
     from methods.sparse_pgd.evaluate import AttackConfig, run_attack
 
     torch.set_num_threads(1)
     cpu_start = time.process_time()
-    folder = Path(submission_folder).resolve()
-    if not (folder / "model.pt").exists():
-        print("gate: model.pt is missing (run train.py)")
+    try:
+        model = _load_model(Path(outputs))
+    except ExportedProgramError as err:
+        print(f"gate: {err}")
         return 0.0
-    model = _load_submission(folder)
     n_params = sum(p.numel() for p in model.parameters())
     if n_params > MAX_PARAMS:
         print(f"gate: {n_params} parameters > {MAX_PARAMS}")
@@ -91,4 +95,4 @@ def get_score(submission_folder: str) -> float:
 
 
 if __name__ == "__main__":
-    print(get_score(sys.argv[1] if len(sys.argv) > 1 else "."))
+    print(score(sys.argv[1] if len(sys.argv) > 1 else "."))

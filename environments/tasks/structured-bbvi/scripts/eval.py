@@ -3,6 +3,10 @@
 Lower is better. Eval owns the model, log p and the ELBO (methods.structured_bbvi.interface); the
 family sees only (d_global, d_local, N). A problem not solved within 20,000 iterations or 60 s of
 CPU counts 2 x 20,000 x n_samples. A family that breaks the interface raises (an eval error).
+Two phases (``environments/submission.py``): ``produce.py`` turns family.py into data (init's
+tensors, CONFIG as JSON, location_scale as a ``torch.export`` graph); this rebuilds the family
+from them with ``load_exported_module`` (pure allow-listed ops only) and runs the loop, so no
+code of the submission's runs in this process.
 """
 
 from __future__ import annotations
@@ -13,10 +17,13 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+from types import SimpleNamespace  # noqa: E402
 
 import torch  # noqa: E402
 
-from methods._submission import load_submission  # noqa: E402
+from methods._submission import (  # noqa: E402
+    TensorSpec, load_exported_module, load_json, load_outputs)
 from methods.structured_bbvi.interface import run_family_module  # noqa: E402
 from methods.structured_bbvi.problem import make_problem  # noqa: E402
 
@@ -25,9 +32,26 @@ N, D_GLOBAL, D_LOCAL, OBS_PER_GROUP = 32, 2, 2, 5
 TIME_LIMIT_S = 60.0
 
 
-def get_score(submission_folder: str) -> float:
+def load_family(outputs: Path) -> SimpleNamespace:
+    """The family the submission phase wrote, with family.py's interface (init,
+    location_scale, CONFIG) and nothing of its code."""
+    params = {k: torch.from_numpy(v) for k, v in load_outputs(outputs, "init").items()}
+    d = D_GLOBAL + N * D_LOCAL
+    ls = load_exported_module(outputs, "location_scale", (params,),
+                              [TensorSpec(shape=(d,), dtype="float64"),
+                               TensorSpec(shape=(d, d), dtype="float64")])
+
+    def init(d_global: int, d_local: int, n: int) -> dict:
+        if (d_global, d_local, n) != (D_GLOBAL, D_LOCAL, N):
+            raise ValueError("init() was saved for (2, 2, 32) only")
+        return {k: v.clone() for k, v in params.items()}
+
+    return SimpleNamespace(init=init, location_scale=ls, CONFIG=load_json(outputs, "config"))
+
+
+def score(outputs: str) -> float:
     torch.set_num_threads(1)
-    module = load_submission(submission_folder, "family.py")
+    module = load_family(Path(outputs))
     scores = []
     for problem_seed, mc_seed in PRIVATE:
         problem = make_problem(N, D_GLOBAL, D_LOCAL, OBS_PER_GROUP, problem_seed=problem_seed)
@@ -38,4 +62,4 @@ def get_score(submission_folder: str) -> float:
 
 
 if __name__ == "__main__":
-    print(get_score(sys.argv[1] if len(sys.argv) > 1 else "."))
+    print(score(sys.argv[1] if len(sys.argv) > 1 else "."))
