@@ -4,7 +4,10 @@ It finds the task script's tunable numbers (``[[hparams]]`` in ``task.toml``, el
 module-level constants such as ``LR = 0.01``), runs the script once as is, then tries each
 number's candidate values through Write File and Execute Script: a line search per number
 (walk up from the current value while the metric the script prints improves, else down), taken
-round robin so every number gets a trial early, within the run's budget and its own deadline (``max_seconds``, default 270). It leaves the best version
+round robin so every number gets a trial early, within the run's budget and its own deadline (``max_seconds``, default 270). The run's seed orders
+that round robin (seed 0: the numbers in the order found; another seed: a shuffle of them), so
+runs with different seeds try different settings first, as a search's seed should make them.
+It leaves the best version
 in the workspace, re-running it when needed so its outputs match, and gives its Final Answer.
 Every edit and run is an ordinary recorded step, so its runs score like any other.
 """
@@ -12,6 +15,7 @@ Every edit and run is an ordinary recorded step, so its runs score like any othe
 from __future__ import annotations
 
 import ast
+import random
 import re
 import time
 from collections.abc import Generator, Sequence
@@ -84,8 +88,9 @@ def read_metric(output: str, metric: str) -> float | None:
 class HParamAgent:
     kind = "baseline"
 
-    def __init__(self, reserve_steps: int = 3, max_seconds: float | None = 270.0) -> None:
+    def __init__(self, reserve_steps: int = 3, max_seconds: float | None = 270.0, seed: int = 0) -> None:
         self.reserve_steps = reserve_steps
+        self.seed = seed
         self.max_seconds = max_seconds  # the search's own deadline, so a default run ends in minutes
         self.started = time.monotonic()
         self.last: Observation | None = None
@@ -148,6 +153,8 @@ class HParamAgent:
         direction = 1 if env.task.higher_is_better else -1
         knobs = self.knobs(env)
         script = knobs[0].file if knobs else ((env.task.solve or ["train.py"])[0])
+        if self.seed:
+            random.Random(self.seed).shuffle(knobs)
         if not knobs:
             yield self.final("found no tunable numbers (no [[hparams]] in task.toml and no "
                              f"module-level numeric constants in {script}); left the workspace as is.")

@@ -23,7 +23,6 @@ the batch folder must then be on a filesystem every node shares).
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 import multiprocessing
 import os
@@ -36,9 +35,10 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
-from environments.runs import RunMeta, now
+from agent.config import ActorConfig
+from environments.runs import Budgets, ComboRecord, RunMeta, now
 from environments.snapshots import _fsync_write
 
 MANIFEST = "batch.json"
@@ -49,22 +49,41 @@ ComboState = Literal["pending", "done", "resume", "failed", "rescore"]
 
 
 class BatchSpec(BaseModel):
-    """What a batch runs; stored in ``batch.json`` so ``--resume DIR`` needs nothing else."""
+    """What a batch runs; stored in ``batch.json`` so ``--resume DIR`` needs nothing else.
+
+    ``actor`` is the configuration every run gets (all a single run can set: kind, mode,
+    context, fast/edit models, observation cap ...), with ``model`` and ``seed`` set per
+    combination from ``models`` and ``seeds``; ``budgets`` are each run's.
+    """
 
     tasks: list[str]
     models: list[str]
     seeds: list[int] = Field(default_factory=lambda: [0])
-    agent: str | None = None
-    actions: str | None = None
+    actor: ActorConfig = Field(default_factory=ActorConfig)
+    budgets: Budgets = Field(default_factory=Budgets)
     sandbox: str = "auto"
-    max_steps: int | None = None
-    max_time: float | None = None
-    max_tokens: int | None = None
-    max_cost: float | None = None
     score: bool = True
     baseline_runs: int = Field(3, ge=1, description="runs to measure a task's missing baseline")
     score_points: int | None = Field(
         None, description="also score this many evenly spaced steps (0: every step) for curves")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        """batch.json from before typed configs: ``agent``/``actions`` and the budgets flat."""
+        if not isinstance(data, dict) or "actor" in data:
+            return data
+        data = dict(data)
+        data["actor"] = {"kind": data.pop("agent", None), "actions": data.pop("actions", None)}
+        data["budgets"] = {k: data.pop(k) for k in list(data) if k in Budgets.model_fields}
+        return data
+
+    def config_for(self, model: str, seed: int) -> ActorConfig:
+        """The actor configuration of one combination (``replay/FILE`` replays that file)."""
+        update: dict[str, Any] = {"model": model, "seed": seed}
+        if model.startswith("replay/"):
+            update.update(kind="replay", actions=model.split("/", 1)[1])
+        return self.actor.model_copy(update=update)
 
 
 class Combo(BaseModel):
@@ -89,23 +108,6 @@ def combo_key(task: str, model: str, seed: int) -> str:
 
 def combos(spec: BatchSpec) -> list[Combo]:
     return [Combo(task=t, model=m, seed=s) for t in spec.tasks for m in spec.models for s in spec.seeds]
-
-
-class ComboRecord(BaseModel):
-    task: str
-    model: str
-    seed: int
-    run_dir: str | None = None
-    state: str = "pending"
-    status: str | None = None
-    attempts: int = 0
-    error: str | None = None
-    improvement: float | None = None
-    success: bool | None = None
-    failure: str | None = None
-    cost: float = 0.0
-    tokens: int = 0
-    updated_at: str = Field(default_factory=now)
 
 
 class Manifest(BaseModel):
@@ -206,27 +208,6 @@ def plan(batch_dir: Path, manifest: Manifest, retry_failed: bool = False) -> Pla
 
 # ---- one combination ----------------------------------------------------------------------
 
-def actor_for(model: str, agent: str | None = None, actions: str | None = None, seed: int = 0):
-    """The actor for a batch's model string.
-
-    ``replay/<file.jsonl>`` replays that file; anything else goes to
-    :func:`agent.factory.make_actor` with the ``--agent``/``--actions`` choices, and the model
-    and seed where the factory takes them.
-    """
-    from agent.factory import make_actor
-    from agent.replay import ReplayActor
-
-    if model.startswith("replay/"):
-        return ReplayActor.from_file(model.split("/", 1)[1])
-    params = inspect.signature(make_actor).parameters
-    open_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    kwargs: dict[str, Any] = {"actions": Path(actions) if actions else None}
-    for name, value in (("model", model), ("seed", seed)):
-        if name in params or open_kw:
-            kwargs[name] = value
-    return make_actor(agent, **kwargs)
-
-
 def _retire(batch_dir: Path, key: str) -> None:
     root = runs_root(batch_dir, key)
     if root.is_dir() and any(root.iterdir()):
@@ -242,7 +223,8 @@ def run_combo(job: dict[str, Any]) -> dict[str, Any]:
     ``retry`` (start afresh instead of continuing a failed attempt), ``env`` (variables to set).
     """
     os.environ.update(job.get("env") or {})
-    from agent.runner import Budgets, create_run, drive, task_of
+    from agent.factory import make_actor, resolve
+    from agent.runner import create_run, drive, task_of
     from environments.runs import RunDir
     from environments.scoring import score_run, score_steps
 
@@ -260,16 +242,15 @@ def run_combo(job: dict[str, Any]) -> dict[str, Any]:
             else:
                 _retire(batch_dir, key)
                 existing = None
-        actor = actor_for(job["model"], spec.agent, spec.actions, job["seed"])
         if existing is not None:
             run = RunDir.open(existing)
             task = task_of(run)
+            actor = make_actor(ActorConfig.from_meta(run.meta))
         else:
-            budgets = Budgets(max_steps=spec.max_steps, max_time=spec.max_time,
-                              max_tokens=spec.max_tokens, max_cost=spec.max_cost)
-            run, task = create_run(job["task"], actor, runs_root(batch_dir, key), sandbox=spec.sandbox,
-                                   seed=job["seed"], model=job["model"], budgets=budgets,
-                                   settings={"batch": str(batch_dir), "batch_key": key})
+            config = resolve(spec.config_for(job["model"], job["seed"]))
+            actor = make_actor(config)
+            run, task = create_run(job["task"], actor, runs_root(batch_dir, key), config=config,
+                                   sandbox=spec.sandbox, budgets=spec.budgets, batch=str(batch_dir))
         if run.meta.status not in ENDED:
             drive(run, task, actor)
         out.update(run_dir=str(run.path), status=run.meta.status, reason=run.meta.status_reason,

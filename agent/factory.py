@@ -1,4 +1,4 @@
-"""Building an actor from the command line's ``--agent`` / ``--model`` choices.
+"""Building an actor from its :class:`agent.config.ActorConfig`.
 
 With no agent and no model: the research agent on a default model when a provider key is set,
 else the no-LLM baseline (``baseline/hparam``), so ``labcoat run TASK`` works offline.
@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from agent.actor import Actor
+from agent.config import ActorConfig
 from agent.replay import ReplayActor
 
 AGENTS = ("research", "baseline", "langchain", "replay")
@@ -35,7 +37,7 @@ def default_model() -> tuple[str, str | None]:
     return "baseline/hparam", None
 
 
-def resolve_choice(agent: str | None, model: str | None, actions: Path | None) -> tuple[str, str | None]:
+def resolve_choice(agent: str | None, model: str | None, actions: Path | str | None) -> tuple[str, str | None]:
     """(agent, model) after defaults: what run.json records."""
     if agent is None and actions is not None:
         return "replay", None
@@ -48,17 +50,49 @@ def resolve_choice(agent: str | None, model: str | None, actions: Path | None) -
     return agent, model
 
 
-def make_actor(agent: str | None, *, actions: Path | None = None, model: str | None = None,
-               fast_model: str | None = None, edit_model: str | None = None, mode: str = "react",
-               context: dict | None = None, **_ignored) -> Actor:
-    """The actor for ``--agent`` / ``--model`` (see the module docstring for the defaults)."""
+def resolve(config: ActorConfig) -> ActorConfig:
+    """``config`` with its kind and model chosen (the defaults above): what run.json stores."""
+    kind, model = resolve_choice(config.kind, config.model, config.actions)
+    return config.model_copy(update={"kind": kind, "model": model})
+
+
+#: providers whose sampling takes a seed option (Anthropic's API has none)
+SEEDED = ("openai", "llamacpp", "scripted")
+
+
+def seeded(model: str, seed: int) -> str:
+    """The model string with the run's seed as its ``seed`` option, where the provider takes
+    one and the string does not set it already."""
+    from urllib.parse import parse_qsl
+
+    provider, _, rest = model.partition("/")
+    if provider not in SEEDED or "seed" in dict(parse_qsl(rest.partition("?")[2])):
+        return model
+    return f"{model}{'&' if '?' in model else '?'}seed={seed}"
+
+
+def make_actor(config: ActorConfig | str | None = None, **fields: Any) -> Actor:
+    """The actor ``config`` describes (see the module docstring for the defaults).
+
+    ``make_actor("research", model=M)`` is short for ``make_actor(ActorConfig(kind="research",
+    model=M))``; an unknown field is an error, never ignored.
+    """
     from agent.models import ModelConfigError, make_model
 
-    agent, model = resolve_choice(agent, model, actions)
+    if not isinstance(config, ActorConfig):
+        try:
+            config = ActorConfig(kind=config, **{k: str(v) if isinstance(v, Path) else v
+                                                 for k, v in fields.items()})
+        except ValueError as err:
+            raise AgentConfigError(str(err)) from err
+    elif fields:
+        raise AgentConfigError("make_actor takes an ActorConfig or fields, not both")
+    config = resolve(config)
+    agent, model = config.kind, config.model
     if agent == "replay":
-        if actions is None:
+        if config.actions is None:
             raise AgentConfigError("--agent replay needs --actions FILE.jsonl")
-        return ReplayActor.from_file(actions)
+        return ReplayActor.from_file(Path(config.actions))
     if agent == "baseline":
         name, _, query = (model or "baseline/hparam").partition("?")
         if name != "baseline/hparam":
@@ -72,9 +106,9 @@ def make_actor(agent: str | None, *, actions: Path | None = None, model: str | N
         unknown = set(opts) - {"max_seconds"}
         if unknown:
             raise AgentConfigError(f"baseline/hparam takes only max_seconds (got {', '.join(unknown)})")
-        return HParamAgent(max_seconds=float(opts.get("max_seconds", 270)))
-    if mode not in ("react", "tools"):
-        raise AgentConfigError(f"--mode must be react or tools, not {mode!r}")
+        return HParamAgent(max_seconds=float(opts.get("max_seconds", 270)), seed=config.seed)
+    if agent == "human":
+        raise AgentConfigError("the human actor is the TUI's; it is not built here")
     try:
         if agent == "langchain":
             from agent.langchain_agent import LangChainAgent
@@ -86,14 +120,13 @@ def make_actor(agent: str | None, *, actions: Path | None = None, model: str | N
             return LangChainAgent(main)
         if model.startswith("baseline/"):
             raise AgentConfigError(f"{model} is the no-LLM agent; use it without --agent research")
-        from agent.context import ContextSettings
         from agent.research import ResearchAgent
 
         shared: dict = {}
-        main = make_model(model, shared=shared)
-        fast = make_model(fast_model or default_fast(model), shared=shared)
-        edit = make_model(edit_model, shared=shared) if edit_model else main
-        return ResearchAgent(main, fast, edit, mode=mode, settings=ContextSettings(**(context or {})))
+        main = make_model(seeded(model, config.seed), shared=shared)
+        fast = make_model(seeded(config.fast_model or default_fast(model), config.seed), shared=shared)
+        edit = make_model(seeded(config.edit_model, config.seed), shared=shared) if config.edit_model else main
+        return ResearchAgent(main, fast, edit, mode=config.mode, settings=config.context)
     except ModelConfigError as err:
         raise AgentConfigError(str(err)) from err
 

@@ -8,38 +8,19 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-
-from pydantic import BaseModel, Field
+from typing import Any
 
 from agent.actor import Actor, ActorError
+from agent.config import ActorConfig
 from environments.environment import environment_for_run
+from environments.manifest import RunManifest, machine, model_uses, validation_calls
 from environments.prepare import prepare_task
-from environments.runs import RunDir, RunMeta, RunStatus, Step, new_run_id
+from environments.runs import Budgets, RunDir, RunMeta, RunStatus, Step, new_run_id, now
 from environments.suite import resolve_task
 from environments.task import TaskSpec, load_task
 from sandbox import resolve_kind
 
-
-class Budgets(BaseModel):
-    """Limits on a run; hitting one ends it cleanly with that reason as its status."""
-
-    max_steps: int | None = Field(None, ge=1)
-    max_time: float | None = Field(None, gt=0, description="seconds of the run's wall clock, "
-                                   "pauses in the TUI not counted")
-    max_tokens: int | None = Field(None, ge=1)
-    max_cost: float | None = Field(None, gt=0, description="US dollars")
-
-    def exhausted(self, meta: RunMeta, elapsed: float) -> tuple[RunStatus, str] | None:
-        t = meta.totals
-        if self.max_steps is not None and t.steps >= self.max_steps:
-            return "max_steps", f"reached {self.max_steps} steps"
-        if self.max_time is not None and elapsed >= self.max_time:
-            return "max_time", f"used {elapsed:.0f} s of {self.max_time:g} s"
-        if self.max_tokens is not None and t.tokens_in + t.tokens_out >= self.max_tokens:
-            return "max_tokens", f"used {t.tokens_in + t.tokens_out} of {self.max_tokens} tokens"
-        if self.max_cost is not None and t.cost >= self.max_cost:
-            return "max_cost", f"spent ${t.cost:.4f} of ${self.max_cost:g}"
-        return None
+__all__ = ["Budgets", "RunHooks", "create_run", "drive", "task_of"]
 
 
 class RunHooks:
@@ -68,18 +49,61 @@ def _resolve_budgets(task: TaskSpec, budgets: Budgets) -> Budgets:
     })
 
 
-def create_run(task_ref: str | Path, actor: Actor, runs_dir: Path, *, sandbox: str = "auto",
-               seed: int = 0, model: str | None = None, agent: str = "",
-               budgets: Budgets | None = None, settings: dict | None = None) -> tuple[RunDir, TaskSpec]:
-    """Prepare the task and lay out a new run directory (nothing acts yet)."""
+class SeededSandbox:
+    """The run's sandbox with ``LABCOAT_SEED`` in every command's environment.
+
+    Tasks have no seed hook of their own, so the run's seed reaches the task's randomness this
+    way: a script that wants it reads ``os.environ["LABCOAT_SEED"]``. Everything else is the
+    wrapped sandbox's (``__getattr__``), so the Environment cannot tell the difference.
+    """
+
+    def __init__(self, inner: Any, seed: int) -> None:
+        self._inner, self._seed = inner, seed
+
+    def exec(self, argv: Any, timeout: float | None = None, *, env: dict[str, str] | None = None,
+             **kw: Any) -> Any:
+        return self._inner.exec(argv, timeout, env={"LABCOAT_SEED": str(self._seed), **(env or {})}, **kw)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def _kind_of(actor: Actor, model: str | None) -> str | None:
+    """The factory kind of an actor built without a config (the shorthand ``create_run`` form)."""
+    if actor.kind in ("baseline", "replay", "human"):
+        return actor.kind
+    if model:
+        return "langchain" if model.startswith("langchain/") else "research"
+    return None
+
+
+def create_run(task_ref: str | Path, actor: Actor, runs_dir: Path, *, config: ActorConfig | None = None,
+               sandbox: str = "auto", budgets: Budgets | None = None, batch: str | None = None,
+               seed: int | None = None, model: str | None = None, agent: str | None = None,
+               ) -> tuple[RunDir, TaskSpec]:
+    """Prepare the task and lay out a new run directory (nothing acts yet).
+
+    ``config`` is what built ``actor`` (stored whole, for resume); ``agent``/``model``/``seed``
+    are short for a config of just those (tests, the TUI's human sessions).
+    """
+    if config is None:
+        config = ActorConfig(kind=agent or _kind_of(actor, model), model=model, seed=seed or 0)
+    elif seed is not None or model is not None or agent is not None:
+        raise ValueError("create_run takes a config or agent/model/seed, not both")
     source = resolve_task(task_ref)
     task = prepare_task(source)
     budgets = _resolve_budgets(task, budgets or Budgets())
+    fast = config.fast_model
+    if fast is None and config.kind == "research" and config.model:
+        from agent.factory import default_fast
+
+        fast = default_fast(config.model)
+    manifest = RunManifest(machine=machine(), started_at=now(), models=model_uses(
+        {"main": config.model, "fast": fast, "edit": config.edit_model}))
     meta = RunMeta(
-        run_id=new_run_id(task.name, agent or actor.kind), task=task.name, task_root=str(task.root),
-        actor=actor.kind, agent=agent or actor.kind, model=model, seed=seed,
-        sandbox=resolve_kind(sandbox), limits=budgets.model_dump(),
-        settings={"task_source": str(source.root), **(settings or {})},
+        run_id=new_run_id(task.name, config.kind or actor.kind), task=task.name, task_root=str(task.root),
+        actor=actor.kind, config=config, sandbox=resolve_kind(sandbox), limits=budgets,
+        task_source=str(source.root), batch=batch, manifest=manifest,
     )
     return RunDir.create(Path(runs_dir), meta, task.env_dir), task
 
@@ -89,20 +113,24 @@ def task_of(run: RunDir) -> TaskSpec:
     root = Path(run.meta.task_root)
     if root.is_dir():
         return load_task(root, run.meta.task)
-    source = run.meta.settings.get("task_source") or run.meta.task
-    return prepare_task(resolve_task(source))
+    return prepare_task(resolve_task(run.meta.task_source or run.meta.task))
 
 
 def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None = None,
           observation_cap: int | None = None) -> RunMeta:
-    """Run (or resume) the episode until Final Answer, a budget, a stop or an error."""
+    """Run (or resume) the episode until Final Answer, a budget, a stop or an error.
+
+    ``observation_cap`` overrides the run's stored ``config.observation_cap``.
+    """
     hooks = hooks or RunHooks()
-    budgets = Budgets.model_validate(run.meta.limits)
+    budgets = run.meta.limits
     history = run.steps()
     try:
         run.restore(len(history))  # a kill between a step and its trace line leaves stray edits
         env = environment_for_run(run, task, extra_actions=actor.extra_actions(),
-                                  observation_cap=observation_cap)
+                                  observation_cap=observation_cap or getattr(run.meta.config,
+                                                                             "observation_cap", None))
+        env.sandbox = SeededSandbox(env.sandbox, run.meta.seed)
     except Exception as err:
         run.finish("error", _crash_reason(err))
         hooks.on_end(run)
@@ -122,12 +150,14 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
         """The run's time so far: wall clock since it started, less the pauses."""
         return round(prior_seconds + time.perf_counter() - start - hooks.paused_seconds, 3)
 
+    manifest = run.meta.manifest = run.meta.manifest or RunManifest(machine=machine(), started_at=now())
+    manifest.sandbox = env.sandbox.describe()
     try:
         run.meta.status = "running"
         run.save_meta()
         actor.start(env, history)
         while True:
-            if (hit := budgets.exhausted(run.meta, active())) is not None:
+            if (hit := budgets.exhausted(run.meta.totals, active())) is not None:
                 status, reason = hit
                 break
             hooks.before_step(run)
@@ -156,6 +186,8 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
     finally:
         env.sandbox.close()
         run.meta.totals.seconds = active()
+        manifest.ended_at, manifest.wall_seconds = now(), run.meta.totals.seconds
+        manifest.validations = validation_calls(run.steps())
         run.finish(status, reason)
         hooks.on_end(run)
     return run.meta

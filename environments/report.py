@@ -19,12 +19,14 @@ import json
 import math
 import os
 import statistics
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from environments.runs import RunMeta
+from environments.manifest import lookup
+from environments.runs import BatchRecords, RunMeta
 from environments.scoring import FailureReason, Score, load_scores
 
 FAILURE_REASONS: tuple[FailureReason, ...] = ("no_submission", "eval_error", "timeout", "infrastructure")
@@ -109,9 +111,36 @@ def find_run_dirs(root: str | Path) -> list[Path]:
     return sorted(found)
 
 
-def load_run(path: str | Path) -> RunRecord:
+def parse_where(clauses: Iterable[str]) -> dict[str, str]:
+    """``["backend=docker", "config.mode=tools"]`` -> a filter; a clause without ``=`` is an error."""
+    out = {}
+    for clause in clauses:
+        key, sep, value = clause.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--where {clause!r}: write KEY=VALUE (e.g. backend=docker, "
+                             "config.mode=tools, manifest.machine.cores=16)")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _text(value: Any) -> str:
+    if value is None or isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
+def matches(meta: RunMeta, where: Mapping[str, str]) -> bool:
+    """Whether a run's ``run.json`` has every ``key=value`` of ``where`` (keys as
+    :func:`environments.manifest.lookup` reads them; values compared as text)."""
+    if not where:
+        return True
+    data = meta.model_dump(mode="json")
+    return all(_text(lookup(data, k)) == v for k, v in where.items())
+
+
+def load_run(path: str | Path, meta: RunMeta | None = None) -> RunRecord:
     path = Path(path)
-    meta = RunMeta.model_validate_json((path / "run.json").read_text())
+    meta = meta or RunMeta.model_validate_json((path / "run.json").read_text())
     score = None
     if (path / "score.json").is_file():
         score = Score.model_validate_json((path / "score.json").read_text())
@@ -134,23 +163,29 @@ def lost_combinations(root: str | Path) -> list[RunRecord]:
         if any(part.startswith(".") for part in manifest.relative_to(root).parts):
             continue
         try:
-            combos = json.loads(manifest.read_text()).get("combos", {})
+            combos = BatchRecords.model_validate_json(manifest.read_text()).combos
         except (OSError, ValueError):
             continue
         for key, c in combos.items():
-            if c.get("state") == "failed" and not c.get("run_dir"):
+            if c.state == "failed" and not c.run_dir:
                 records.append(RunRecord(
                     path=str(manifest.parent / "runs" / key), run_id=f"{key} (no run)",
-                    task=Path(c["task"]).name, model=c["model"], seed=c.get("seed", 0),
-                    status="error", error=(c.get("error") or "").strip()[:500]))
+                    task=Path(c.task).name, model=c.model, seed=c.seed,
+                    status="error", error=(c.error or "").strip()[:500]))
     return records
 
 
-def load_runs(*roots: str | Path, label: str | None = None) -> list[RunRecord]:
+def load_runs(*roots: str | Path, label: str | None = None,
+              where: Mapping[str, str] | None = None) -> list[RunRecord]:
     """All runs under ``roots`` (and batch combinations lost before their run started);
-    ``label`` replaces each run's model label (for comparisons)."""
-    records = [load_run(p) for root in roots for p in find_run_dirs(root)]
-    records += [r for root in roots for r in lost_combinations(root)]
+    ``label`` replaces each run's model label (for comparisons). ``where`` keeps only runs
+    whose ``run.json`` matches (:func:`matches`); lost combinations have no run.json to match,
+    so a filtered report leaves them out."""
+    metas = [(p, RunMeta.model_validate_json((p / "run.json").read_text()))
+             for root in roots for p in find_run_dirs(root)]
+    records = [load_run(p, meta) for p, meta in metas if matches(meta, where or {})]
+    if not where:
+        records += [r for root in roots for r in lost_combinations(root)]
     if label is not None:
         for r in records:
             r.model = label

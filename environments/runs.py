@@ -17,9 +17,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    computed_field,
+    model_validator,
+)
 from pydantic_core import PydanticSerializationError
 
+from environments.manifest import RunManifest
 from environments.snapshots import Manifest, SnapshotStore, _fsync_write
 
 RunStatus = Literal[
@@ -44,19 +52,86 @@ class Totals(BaseModel):
     retries: int = 0
 
 
+class Budgets(BaseModel):
+    """Limits on a run; hitting one ends it cleanly with that reason as its status.
+
+    The one home of the budget names: the CLI flags, the TUI form, ``BatchSpec`` and
+    ``run.json``'s ``limits`` are all this model. Item access (``limits["max_steps"]``) is kept
+    because generic views read budgets by name.
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    max_steps: int | None = Field(None, ge=1, description="actions the actor may take")
+    max_time: float | None = Field(None, gt=0, description="seconds of the run's wall clock, "
+                                   "pauses in the TUI not counted")
+    max_tokens: int | None = Field(None, ge=1, description="input + output tokens")
+    max_cost: float | None = Field(None, gt=0, description="US dollars")
+
+    def get(self, name: str, default: Any = None) -> Any:
+        value = getattr(self, name, None)
+        return default if value is None else value
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in type(self).model_fields:
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        if name not in type(self).model_fields:
+            raise KeyError(name)
+        setattr(self, name, value)
+
+    def raised(self, more: Budgets) -> Budgets:
+        """These budgets with every limit ``more`` sets replacing ours (resuming with more)."""
+        return self.model_copy(update=more.model_dump(exclude_none=True))
+
+    def exhausted(self, totals: Totals, elapsed: float) -> tuple[RunStatus, str] | None:
+        t = totals
+        if self.max_steps is not None and t.steps >= self.max_steps:
+            return "max_steps", f"reached {self.max_steps} steps"
+        if self.max_time is not None and elapsed >= self.max_time:
+            return "max_time", f"used {elapsed:.0f} s of {self.max_time:g} s"
+        if self.max_tokens is not None and t.tokens_in + t.tokens_out >= self.max_tokens:
+            return "max_tokens", f"used {t.tokens_in + t.tokens_out} of {self.max_tokens} tokens"
+        if self.max_cost is not None and t.cost >= self.max_cost:
+            return "max_cost", f"spent ${t.cost:.4f} of ${self.max_cost:g}"
+        return None
+
+
+class ActorSpec(BaseModel):
+    """What every run records of its actor, whoever drives it: the part reports and manifests
+    read. The agent side (``agent.config.ActorConfig``) extends it with the agent's own knobs;
+    ``RunMeta.config`` stores the whole extended object (``SerializeAsAny``) and keeps the
+    extra fields on load (``extra="allow"``), so ``environments/`` never imports ``agent/``
+    and ``ActorConfig.model_validate(meta.config.model_dump())`` restores it exactly."""
+
+    model_config = ConfigDict(extra="allow")
+
+    kind: str | None = Field(None, description="research | baseline | langchain | replay (human in "
+                             "the TUI); default: research when a provider key is set, else baseline")
+    model: str | None = Field(None, description="provider/model: openai/…, anthropic/…, llamacpp/…, "
+                              "langchain/mod:Class, scripted/FILE, baseline/hparam")
+    seed: int = Field(0, description="the actor's and the task's randomness")
+
+
 class RunMeta(BaseModel):
-    """``run.json``: who ran what, under which limits, and how it ended."""
+    """``run.json``: who ran what, under which limits, and how it ended.
+
+    ``agent``, ``model`` and ``seed`` are read from ``config`` (one meaning everywhere: the
+    actor kind the factory built); files written before ``config`` existed are migrated on read.
+    """
 
     run_id: str
     task: str
     task_root: str
-    actor: str = Field(description="human, agent, replay, baseline ...")
-    agent: str = ""
-    model: str | None = None
-    seed: int = 0
+    actor: str = Field(description="the acting object's kind in the trace: human, agent, replay, baseline")
+    config: SerializeAsAny[ActorSpec] = Field(default_factory=ActorSpec)
     sandbox: str = "local"
-    limits: dict[str, Any] = Field(default_factory=dict)
-    settings: dict[str, Any] = Field(default_factory=dict)
+    limits: Budgets = Field(default_factory=Budgets)
+    task_source: str | None = Field(None, description="the task folder or name it was prepared from")
+    batch: str | None = Field(None, description="the batch folder, for a batch's run")
+    manifest: RunManifest | None = None
     status: RunStatus = "created"
     status_reason: str = ""
     final_answer: str | None = None
@@ -64,6 +139,69 @@ class RunMeta(BaseModel):
     updated_at: str = Field(default_factory=now)
     finished_at: str | None = None
     totals: Totals = Field(default_factory=Totals)
+
+    @computed_field
+    @property
+    def agent(self) -> str:
+        return self.config.kind or self.actor
+
+    @computed_field
+    @property
+    def model(self) -> str | None:
+        return self.config.model
+
+    @computed_field
+    @property
+    def seed(self) -> int:
+        return self.config.seed
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate(cls, data: Any) -> Any:
+        """run.json from before typed configs: ``agent``/``model``/``seed`` at the top,
+        ``settings`` holding the CLI's choices, ``limits`` a loose dict."""
+        if not isinstance(data, dict) or "config" in data:
+            return data
+        data = dict(data)
+        settings = data.pop("settings", None) or {}
+        agent = data.get("agent") or None  # the actor's kind when no factory choice was made
+        config = {"kind": settings.get("agent_type") or (agent if agent != data.get("actor") else None),
+                  "model": data.get("model"), "seed": data.get("seed", 0)}
+        for key in ("mode", "fast_model", "edit_model", "context", "observation_cap"):
+            if settings.get(key) is not None:
+                config[key] = settings[key]
+        data["config"] = config
+        data.setdefault("task_source", settings.get("task_source"))
+        data.setdefault("batch", settings.get("batch"))
+        if isinstance(data.get("limits"), dict):
+            data["limits"] = {k: v for k, v in data["limits"].items() if k in Budgets.model_fields}
+        return data
+
+
+class ComboRecord(BaseModel):
+    """One batch combination's last known state in ``batch.json`` (written by ``agent.batch``,
+    read by reports)."""
+
+    task: str
+    model: str
+    seed: int
+    run_dir: str | None = None
+    state: str = "pending"
+    status: str | None = None
+    attempts: int = 0
+    error: str | None = None
+    improvement: float | None = None
+    success: bool | None = None
+    failure: str | None = None
+    cost: float = 0.0
+    tokens: int = 0
+    updated_at: str = Field(default_factory=now)
+
+
+class BatchRecords(BaseModel):
+    """What a report reads of ``batch.json``: its combinations (the spec is the agent's)."""
+
+    combos: dict[str, ComboRecord] = Field(default_factory=dict)
 
 
 class Step(BaseModel):

@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.screen import Screen
 
-from agent.runner import Budgets
+from agent.config import ActorConfig, Budgets
 from tui.messages import RunEnded, RunScored
 from tui.screens.runs import RunsScreen
 from tui.screens.tasks import TasksScreen
@@ -93,7 +93,7 @@ class LabcoatApp(App):
 
             self.push_screen(RunScreen(RunDir.open(link.run)))
         elif link.task and link.model:
-            self.start_agent(link.task, link.model, Budgets(), link.confirm)
+            self.start_agent(link.task, ActorConfig(model=link.model), Budgets(), link.confirm)
         elif link.task:
             self.start_human(link.task)
 
@@ -171,9 +171,10 @@ class LabcoatApp(App):
             if run.meta.actor == "human":
                 screen = RunScreen(run, human=HumanSession(run, task))
             else:
-                if not run.meta.model:
+                config = ActorConfig.from_meta(run.meta)
+                if config.kind == "replay":
                     raise ValueError(f"{run.meta.agent} runs are resumed with `labcoat run --resume`")
-                screen = RunScreen(run, agent=AgentSession(run, task, build_actor(run.meta.model)))
+                screen = RunScreen(run, agent=AgentSession(run, task, build_actor(config)))
         except Exception as err:  # noqa: BLE001 - shown to the person, the app stays up
             self.call_from_thread(self.notify, f"cannot resume {Path(run_path).name}: {err}",
                                   severity="error", markup=False)
@@ -181,16 +182,18 @@ class LabcoatApp(App):
         self.call_from_thread(self.push_screen, screen)
 
     @work(thread=True, exclusive=True, group="start")
-    def start_agent(self, task: str, model: str, budgets: Budgets, confirm: bool = False) -> None:
+    def start_agent(self, task: str, config: ActorConfig, budgets: Budgets, confirm: bool = False) -> None:
+        from agent.factory import resolve
         from agent.runner import create_run
         from tui.screens.run import RunScreen
         from tui.session import AgentSession, build_actor
 
         self.call_from_thread(self.notify, f"preparing {task}…", markup=False)
         try:
-            actor = build_actor(model)
-            run, spec = create_run(task, actor, self.runs_dir, sandbox=self.sandbox, model=model,
-                                   budgets=budgets, agent=model.split("/", 1)[0])
+            config = resolve(config)
+            actor = build_actor(config)
+            run, spec = create_run(task, actor, self.runs_dir, config=config, sandbox=self.sandbox,
+                                   budgets=budgets)
         except Exception as err:  # noqa: BLE001 - shown to the person, the app stays up
             self.call_from_thread(self.notify, f"cannot start {task}: {err}", severity="error",
                                   markup=False)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent.actor import Actor, Proposal
+from agent.config import ActorConfig
 from agent.runner import RunHooks, create_run, drive
 from environments.actions import ActionSpec
 from environments.environment import Environment, environment_for_run
@@ -290,8 +291,8 @@ class AgentSession(RunHooks):
         self.on_end_cb(run)
 
 
-def build_actor(model: str) -> Actor:
-    """The actor for a model string (the same factory ``labcoat run --model`` uses)."""
+def build_actor(config: ActorConfig | str) -> Actor:
+    """The actor for a configuration (or just a model string), by the factory ``labcoat run`` uses."""
     from agent.factory import make_actor
 
-    return make_actor(None, model=model)
+    return make_actor(config if isinstance(config, ActorConfig) else ActorConfig(model=config))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
@@ -27,13 +26,13 @@ from agent.models.base import (
     cost_of,
     price_of,
 )
+from sandbox.base import SECRET_NAME
 
 __all__ = ["Model", "ModelConfigError", "ModelError", "Reply", "ToolCall", "Usage", "cost_of",
            "price_of", "make_model", "parse_model", "load_env", "secret_values", "KEY_VARS"]
 
 PROVIDERS = ("openai", "anthropic", "llamacpp", "langchain", "scripted")
 KEY_VARS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
-SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.I)
 
 
 def load_env() -> None:
@@ -91,7 +90,7 @@ def make_model(spec: str, *, shared: dict[str, Model] | None = None) -> Model:
         key = str(Path(name).resolve())
         if shared is not None and key in shared:
             return shared[key]
-        model = ScriptedModel(name)
+        model = ScriptedModel(name, seed=int(options.get("seed", 0)))
         if shared is not None:
             shared[key] = model
         return model

@@ -5,7 +5,9 @@ Two formats:
 * ``*.jsonl`` -- one JSON object a line: ``{"content": "..."}``, optionally with
   ``"tool_calls": [{"name": ..., "arguments": {...}}]`` (for ``--mode tools``). A run's own
   call log (``llm/calls.jsonl``, whose lines hold ``"reply"``) is accepted too, so a run's model
-  replies can be replayed exactly.
+  replies can be replayed exactly. A line with ``"seeds": [1, 2]`` is a reply only for runs
+  with one of those seeds (the model string's ``seed`` option, which the factory sets to the
+  run's seed), so one file can script how a model's sampling differs between seeds.
 * anything else -- plain text, replies separated by a line that is exactly ``---8<---``.
 
 Usage is estimated (about 4 characters a token) so budgets behave as with a real model; the
@@ -31,7 +33,7 @@ from agent.models.base import (
 SEPARATOR = "---8<---"
 
 
-def load_replies(path: Path) -> list[Reply]:
+def load_replies(path: Path, seed: int = 0) -> list[Reply]:
     if not path.is_file():
         raise ModelConfigError(f"scripted model: no such replies file {path}")
     text = path.read_text()
@@ -50,16 +52,19 @@ def load_replies(path: Path) -> list[Reply]:
             item = {"content": item.get("reply") or "", "tool_calls": item.get("tool_calls") or []}
         if not isinstance(item, dict) or "content" not in item:
             raise ModelConfigError(f'{path}:{n}: each line must be {{"content": "..."}}')
+        if "seeds" in item and seed not in item["seeds"]:
+            continue
         calls = [ToolCall.model_validate(c) for c in item.get("tool_calls") or []]
         replies.append(Reply(text=item["content"] or "", tool_calls=calls))
     return replies
 
 
 class ScriptedModel:
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, seed: int = 0) -> None:
         self.path = Path(path)
         self.name = f"scripted/{path}"
-        self.replies = load_replies(self.path)
+        self.seed = seed
+        self.replies = load_replies(self.path, seed)
         self.position = 0
 
     def complete(self, messages: list[dict[str, Any]], *,

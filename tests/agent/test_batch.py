@@ -157,3 +157,49 @@ def test_missing_baseline_is_measured_once_before_the_runs(tmp_path):
     assert measured == ["unmeasured"] and result.done == 1
     assert json.loads(baseline_path(load_task(task)).read_text())["mean"] == 6.0
     assert result.results[0]["improvement"] == 9.0 and result.results[0]["success"]
+
+
+def test_a_batch_runs_tools_mode_with_its_context_and_seeds(tiny_task, tmp_path):
+    """Everything a single run can set reaches each combination's run (here tools mode, a
+    context setting, a budget), and the combination's seed reaches its actor."""
+    from agent.config import ActorConfig
+    from agent.context import ContextSettings
+    from agent.runner import Budgets
+    from environments.runs import RunDir
+
+    replies = tmp_path / "tools.jsonl"
+    calls = [  # the scripted model answers by seed: seed 1 writes 60, seed 0 writes 6
+        {"content": "", "seeds": [seed], "tool_calls": [{"name": "Write_File", "arguments": {
+            "file_name": "result.txt", "content": value}}]} for seed, value in ((0, "6"), (1, "60"))]
+    calls.append({"content": "", "tool_calls": [{"name": "Final_Answer", "arguments": {"final_answer": "done"}}]})
+    replies.write_text("\n".join(json.dumps(c) for c in calls) + "\n")
+    model = f"scripted/{replies}"
+    spec = BatchSpec(tasks=[str(tiny_task)], models=[model], seeds=[0, 1], sandbox="local",
+                     actor=ActorConfig(mode="tools", context=ContextSettings(keep_last=2)),
+                     budgets=Budgets(max_steps=5))
+    result = run_batch(tmp_path / "batch", spec)
+    assert (result.done, result.failed) == (2, 0), result.results
+    values = {}
+    for c in load_manifest(tmp_path / "batch").combos.values():
+        meta = RunDir.open(c.run_dir).meta
+        config = ActorConfig.from_meta(meta)
+        assert (config.kind, config.mode, config.context.keep_last, config.seed) == ("research", "tools", 2, c.seed)
+        assert meta.limits.max_steps == 5 and meta.batch == str((tmp_path / "batch").resolve())
+        values[c.seed] = (Path(c.run_dir) / "workspace" / "result.txt").read_text()
+    assert values == {0: "6", 1: "60"}
+
+
+def test_batch_json_written_before_typed_configs_still_resumes(tiny_task, tmp_path):
+    from agent.batch import Manifest
+
+    good = f"replay/{actions_file(tmp_path / 'good.jsonl', 60)}"
+    old = {"spec": {"tasks": [str(tiny_task)], "models": [good], "seeds": [0], "agent": None,
+                    "actions": None, "sandbox": "local", "max_steps": 9, "max_time": None,
+                    "max_tokens": None, "max_cost": 2.0, "score": True}, "combos": {}}
+    batch = tmp_path / "batch"
+    batch.mkdir()
+    (batch / "batch.json").write_text(json.dumps(old))
+    spec = Manifest.model_validate(old).spec
+    assert spec.budgets.max_steps == 9 and spec.budgets.max_cost == 2.0 and spec.actor.kind is None
+    result = run_batch(batch)
+    assert result.done == 1, result.results

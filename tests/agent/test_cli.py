@@ -27,7 +27,7 @@ def test_scripted_model_run_with_json_output(no_keys, tiny_task, tmp_path):
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["status"] == "finished" and out["final_answer"] == "cli" and out["model"] == model
-    assert out["limits"]["max_cost"] == 1.0 and out["settings"]["agent_type"] == "research"
+    assert out["limits"]["max_cost"] == 1.0 and out["config"]["kind"] == "research"
     assert out["totals"]["llm_calls"] == 2 and out["score"]["failure"] == "no_submission"
 
 
@@ -55,7 +55,7 @@ def test_plain_progress_lines_when_not_a_terminal(no_keys, tiny_task, tmp_path):
     (["--model", "anthropic/claude-sonnet-4-5"], "ANTHROPIC_API_KEY"),
     (["--model", "gpt-4o"], "provider/model"),
     (["--model", "scripted/nowhere.txt"], "no such replies file"),
-    (["--agent", "wizard"], "unknown agent"),
+    (["--agent", "wizard"], "--agent: Input should be 'research'"),
     (["--model", "openai/x", "--mode", "chat"], "--mode"),
 ])
 def test_configuration_errors_stop_before_the_run(no_keys, tiny_task, tmp_path, args, message, monkeypatch):
@@ -87,15 +87,16 @@ def test_context_options_reach_the_agents_prompt(no_keys, tiny_task, tmp_path, f
                                                react("Execute Script", {"script_name": "log.py"}),
                                                react("Final Answer", {"final_answer": "cli"})])
     res = CliRunner().invoke(app, ["run", str(tiny_task), "--model", model, "--sandbox", "local", "--json",
-                                   "--runs-dir", str(tmp_path / "runs"), "--fold-repeats", fold, "--keep-steps", "1"])
+                                   "--runs-dir", str(tmp_path / "runs"), "--fold-repeats", fold, "--keep-steps", "1",
+                                   "--collapse-every", "1"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
-    assert out["settings"]["context"]["fold_repeats"] == int(fold) and out["settings"]["context"]["keep_last"] == 1
+    assert out["config"]["context"]["fold_repeats"] == int(fold) and out["config"]["context"]["keep_last"] == 1
     calls = (Path(out["run_dir"]) / "llm" / "calls.jsonl").read_text().splitlines()
     last = json.loads(calls[-1])["messages"][-1]["content"]
     folded = '[8 lines of the form "epoch {1..8}/8: loss {}"' in last
     assert folded == (fold == "5") and ("epoch 8/8: loss 0.125" in last) == (fold == "0")
-    assert "1. Write File(log.py, " in last  # --keep-steps 1: the first step is an older line
+    assert "1. Write File(log.py, " in last  # --keep-steps 1, --collapse-every 1: step 1 is an older line
 
 
 @pytest.fixture
@@ -132,3 +133,21 @@ def test_without_isolation_nothing_runs_unless_none_is_named(no_keys, no_isolati
     assert "UNISOLATED" in named.output
     (run_json,) = (tmp_path / "runs").glob("*/run.json")
     assert json.loads(run_json.read_text())["sandbox"] == "none"
+
+
+def test_resume_reads_the_stored_config_and_raises_a_budget(no_keys, tiny_task, tmp_path):
+    model = write_replies(tmp_path / "r.txt", [react("List Files", {"dir_path": "."})] * 3)
+    runs = tmp_path / "runs"
+    first = CliRunner().invoke(app, ["run", str(tiny_task), "--model", model, "--sandbox", "local",
+                                     "--runs-dir", str(runs), "--max-steps", "1", "--seed", "4",
+                                     "--summarize-over", "700", "--no-score", "--json"])
+    assert first.exit_code == 0, first.output
+    out = json.loads(first.stdout)
+    assert out["status"] == "max_steps" and out["config"]["seed"] == 4
+    again = CliRunner().invoke(app, ["run", "--resume", out["run_dir"], "--max-steps", "3",
+                                     "--no-score", "--json"])
+    assert again.exit_code == 0, again.output
+    resumed = json.loads(again.stdout)
+    assert resumed["limits"]["max_steps"] == 3 and resumed["totals"]["steps"] == 3
+    assert resumed["config"] == {**out["config"]}  # nothing named but the budget: all kept
+    assert resumed["config"]["context"]["summarize_over"] == 700 and resumed["model"] == model

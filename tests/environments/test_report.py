@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from environments.manifest import Machine, RunManifest, ValidationCall
 from environments.report import (
     build_report,
     compare,
@@ -20,6 +21,7 @@ from environments.report import (
     write_plots,
 )
 from environments.runs import RunMeta, Totals
+from sandbox.base import Isolation
 from tui.cli import app
 
 
@@ -33,11 +35,11 @@ def score(task: str, value: float | None, improvement: float | None, step: int,
 def make_run(root: Path, run_id: str, task: str, model: str, *, status: str = "finished",
              steps: int = 3, tokens: tuple[int, int] = (0, 0), cost: float = 0.0, seconds: float = 0.0,
              final: dict | None = None, curve: list[dict] | None = None,
-             sandbox: str = "local") -> Path:
+             sandbox: str = "local", manifest: RunManifest | None = None) -> Path:
     path = root / run_id
     path.mkdir(parents=True)
     meta = RunMeta(run_id=run_id, task=task, task_root="/nowhere", actor="agent", agent="research",
-                   model=model, status=status, sandbox=sandbox,
+                   model=model, status=status, sandbox=sandbox, manifest=manifest,
                    totals=Totals(steps=steps, tokens_in=tokens[0], tokens_out=tokens[1], cost=cost,
                                  seconds=seconds))
     (path / "run.json").write_text(meta.model_dump_json())
@@ -184,3 +186,38 @@ def test_plots_draw_the_threshold_and_leave_out_runs_that_never_started(runs_dir
     assert xs["A · t1"] == pytest.approx(150.0), xs
     assert plot_notes(runs) == []  # r1 and r4 have per-step scores
     assert "--all-steps" in plot_notes([r.model_copy(update={"curve": {}}) for r in runs])[0]
+
+
+def test_reports_filter_on_the_manifest(tmp_path):
+    root = tmp_path / "runs"
+    for n, (backend, gpus, validations) in enumerate([("docker", [], 0), ("local", [], 2),
+                                                      ("docker", ["NVIDIA H200"], 1)]):
+        manifest = RunManifest(machine=Machine(cores=2 + n, gpus=gpus),
+                               sandbox=Isolation(backend=backend, available=True),
+                               validations=[ValidationCall(step=i, counted=True) for i in range(validations)])
+        make_run(root, f"r{n}", "t1", "A", manifest=manifest, final=score("t1", 12.0, 0.2, 3))
+    make_run(root, "old", "t1", "A")  # no manifest (a run from before): matches no filter on it
+    assert len(load_runs(root)) == 4
+    assert {r.run_id for r in load_runs(root, where={"backend": "docker"})} == {"r0", "r2"}
+    assert {r.run_id for r in load_runs(root, where={"backend": "docker", "gpu": "none"})} == {"r0"}
+    assert {r.run_id for r in load_runs(root, where={"validations": "0", "backend": "docker"})} == {"r0"}
+    assert {r.run_id for r in load_runs(root, where={"manifest.machine.cores": "3"})} == {"r1"}
+    res = CliRunner().invoke(app, ["report", str(root), "--where", "backend=docker", "--json"])
+    assert res.exit_code == 0, res.output
+    assert sorted(r["run_id"] for r in json.loads(res.stdout)["runs"]) == ["r0", "r2"]
+    bad = CliRunner().invoke(app, ["report", str(root), "--where", "backend"])
+    assert bad.exit_code == 2 and "KEY=VALUE" in bad.output
+    none = CliRunner().invoke(app, ["report", str(root), "--where", "backend=podman"])
+    assert none.exit_code == 2 and "matching --where" in none.output
+
+
+def test_lost_combinations_are_read_through_the_batch_model(tmp_path):
+    from environments.runs import BatchRecords, ComboRecord
+
+    batch = tmp_path / "batch"
+    batch.mkdir()
+    records = BatchRecords(combos={"k": ComboRecord(task="/x/t1", model="A", seed=1, state="failed",
+                                                   error="worker died")})
+    (batch / "batch.json").write_text(json.dumps({"spec": {"tasks": ["t1"]}, **records.model_dump()}))
+    (lost,) = load_runs(batch)
+    assert (lost.task, lost.seed, lost.outcome, lost.error) == ("t1", 1, "not_run", "worker died")

@@ -95,13 +95,18 @@ async def test_confirm_mode_rejects_an_action_which_is_never_run(tmp_path):
     assert "BROKEN" not in (session.run.workspace / "train.py").read_text()
 
 
-@pytest.mark.parametrize("submit", ["click Start", "Enter in a field"])
-async def test_agent_started_from_the_setup_form(tmp_path, submit):
+def setup_app(tmp_path):
+    """The app opened on the setup form of a tiny task, and a replies file for the model."""
     task = write_task(tmp_path / "tiny")
     replies_file = tmp_path / "replies.txt"
     replies_file.write_text(REPLIES)
-    app = LabcoatApp(runs_dir=tmp_path / "runs", sandbox="local",
-                     first_screen=lambda: AgentSetupScreen(str(task)))
+    return LabcoatApp(runs_dir=tmp_path / "runs", sandbox="local",
+                      first_screen=lambda: AgentSetupScreen(str(task))), replies_file
+
+
+@pytest.mark.parametrize("submit", ["click Start", "Enter in a field"])
+async def test_agent_started_from_the_setup_form(tmp_path, submit):
+    app, replies_file = setup_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         app.screen.query_one("#setup-model").value = f"scripted/{replies_file}"
@@ -115,3 +120,36 @@ async def test_agent_started_from_the_setup_form(tmp_path, submit):
         run = app.screen.run
         await wait_for(pilot, lambda: run.meta.status not in ("created", "running"))
     assert run.meta.status == "max_steps" and len(run.steps()) == 3
+
+
+async def test_setup_form_has_a_widget_for_every_option_and_stores_them(tmp_path):
+    """The form is generated from the same option descriptions as the CLI's flags: one widget
+    per field of ActorConfig and Budgets, and what is set there is what run.json stores."""
+    from textual.widgets import Input, Select
+
+    from agent.config import OPTIONS, ActorConfig
+    from tui.screens.agent_setup import widget_id
+
+    app, replies_file = setup_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        for o in OPTIONS:
+            widget = screen.query_one(f"#{widget_id(o)}")
+            assert isinstance(widget, Select if o.choices else Input), o.name
+            assert widget.tooltip == o.hint
+        screen.query_one("#setup-model", Input).value = f"scripted/{replies_file}"
+        screen.query_one("#setup-max-steps", Input).value = "2"
+        screen.query_one("#setup-seed", Input).value = "5"
+        screen.query_one("#setup-keep-last", Input).value = "2"
+        screen.query_one("#setup-max-cost", Input).value = "-1"
+        await click(pilot, "#setup-start")
+        assert "--max-cost" in str(screen.query_one("#setup-error").render())  # bad input: stays
+        screen.query_one("#setup-max-cost", Input).value = ""
+        await click(pilot, "#setup-start")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunScreen))
+        run = app.screen.run
+        await wait_for(pilot, lambda: run.meta.status not in ("created", "running"))
+    config = ActorConfig.from_meta(RunDir.open(run.path).meta)
+    assert (config.kind, config.seed, config.context.keep_last) == ("research", 5, 2)
+    assert run.meta.status == "max_steps" and run.meta.limits.max_steps == 2

@@ -5,10 +5,13 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
+from agent.batch import BatchSpec
+from agent.config import ActorConfig, build, options
+from tui.commands.run import config_options
 from tui.common import JSON_OPT, SANDBOX_OPT, console, err_console, fail, isolating
 
 
@@ -20,31 +23,32 @@ def _split(text: Optional[str]) -> list[str]:
     return [x.strip() for x in (text or "").split(",") if x.strip()]
 
 
-def default_models(agent: Optional[str], actions: Optional[Path]) -> str:
+def default_models(actor: ActorConfig) -> str:
     """What ``labcoat run`` would pick with no --model: a provider's model when its key is
     set, else baseline/hparam."""
     from agent.factory import resolve_choice
 
-    return resolve_choice(agent, None, actions)[1] or "baseline/hparam"
+    return resolve_choice(actor.kind, None, actor.actions)[1] or "baseline/hparam"
 
 
-def check_models(models: list[str], agent: Optional[str], actions: Optional[Path]) -> None:
+def check_models(spec: BatchSpec) -> None:
     """Build each model's actor once, before any run starts: a typo in a model string or a
     missing API key is a usage error now, not N failed runs later."""
     from agent.factory import AgentConfigError, make_actor
     from agent.replay import ReplayError
 
-    for model in models:
-        if model.startswith("replay/"):
-            if not Path(model.split("/", 1)[1]).is_file():
-                fail(f"--models {model}: no such actions file")
-            continue
+    for model in spec.models:
         try:
-            make_actor(agent, actions=actions, model=model)
+            make_actor(spec.config_for(model, spec.seeds[0]))
         except (AgentConfigError, ReplayError, ValueError, FileNotFoundError) as err:
             fail(f"--models {model}: {err}")
 
 
+#: set per combination (``--models``, ``--seeds``), so not options of the whole batch
+PER_COMBINATION = ("model", "seed")
+
+
+@config_options(options(exclude=PER_COMBINATION))
 def batch_cmd(
     tasks: Optional[str] = typer.Option(None, "--tasks", help="comma-separated suite tasks or folders"),
     models: Optional[str] = typer.Option(
@@ -58,21 +62,15 @@ def batch_cmd(
     batch_dir: Optional[Path] = typer.Option(None, "--batch-dir", help="default runs/batch-<time>"),
     resume: Optional[Path] = typer.Option(None, "--resume", help="continue the batch in this folder"),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="run failed combinations again"),
-    agent: Optional[str] = typer.Option(None, "--agent", help="agent for every model (see labcoat run)"),
-    actions: Optional[Path] = typer.Option(None, "--actions", help="JSONL actions for --agent replay"),
     sandbox: str = SANDBOX_OPT,
-    max_steps: Optional[int] = typer.Option(None, "--max-steps"),
-    max_time: Optional[float] = typer.Option(None, "--max-time", help="seconds per run"),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens"),
-    max_cost: Optional[float] = typer.Option(None, "--max-cost", help="US dollars per run"),
     score: bool = typer.Option(True, "--score/--no-score", help="score each run when it ends"),
     curve_points: Optional[int] = typer.Option(
         None, "--curve-points", min=0, help="also score N evenly spaced steps per run (0: all)"),
     as_json: bool = JSON_OPT,
+    options: dict[str, Any] | None = None,
 ) -> None:
     """Run a batch of runs; rerun the printed command to resume it after any interruption."""
     from agent.batch import (
-        BatchSpec,
         Progress,
         load_manifest,
         resume_command,
@@ -83,23 +81,27 @@ def batch_cmd(
         fail(f"unknown executor {executor!r} (local or ray)")
     isolating(sandbox)
     spec = None
+    given = {k: v for k, v in (options or {}).items() if v is not None}
     if resume is not None:
-        if tasks or models:
-            fail("--resume takes the spec from the batch folder; leave out --tasks/--models")
+        if tasks or models or given:
+            fail("--resume takes the spec from the batch folder; leave out --tasks/--models and "
+                 f"the run options ({', '.join('--' + k.replace('_', '-') for k in given) or 'none given'})")
         if load_manifest(resume) is None:
             fail(f"{resume}: no batch.json; not a batch folder")
         folder = resume
     else:
         if not tasks:
             fail("give --tasks (or --resume BATCH_DIR)")
-        chosen = _split(models) or [default_models(agent, actions)]
-        check_models(chosen, agent, actions)
-        spec = BatchSpec(
-            tasks=_split(tasks), models=chosen, seeds=list(range(seeds)), agent=agent,
-            actions=str(actions.resolve()) if actions else None, sandbox=sandbox,
-            max_steps=max_steps, max_time=max_time, max_tokens=max_tokens, max_cost=max_cost,
-            score=score, score_points=curve_points,
-        )
+        try:
+            actor, budgets = build(given)
+        except ValueError as err:
+            fail(str(err))
+        if actor.actions is not None:
+            actor = actor.model_copy(update={"actions": str(Path(actor.actions).resolve())})
+        spec = BatchSpec(tasks=_split(tasks), models=_split(models) or [default_models(actor)],
+                         seeds=list(range(seeds)), actor=actor, budgets=budgets, sandbox=sandbox,
+                         score=score, score_points=curve_points)
+        check_models(spec)
         folder = batch_dir or Path("runs") / time.strftime("batch-%Y%m%d-%H%M%S")
     again = resume_command(folder, jobs=jobs, executor=executor, ray_address=ray_address)
     if not as_json:

@@ -31,6 +31,10 @@ def report_cmd(
     compare: Optional[tuple[str, str]] = typer.Option(
         None, "--compare",
         help="two models (labels in the table) or two run folders, side by side on shared tasks"),
+    where: Optional[list[str]] = typer.Option(
+        None, "--where", help="only runs whose run.json has KEY=VALUE (repeatable): backend=docker, "
+        "gpu=none, cores=16, mode=tools, kind=baseline, validations=0, or any dotted key "
+        "(config.context.keep_last=3, manifest.machine.cpu_model=...)"),
 ) -> None:
     """Success rate, improvement ± stderr, steps, tokens, cost, time and failures per task × model."""
     from environments.report import (
@@ -39,10 +43,11 @@ def report_cmd(
         comparison_markdown,
         dump,
         load_runs,
+        parse_where,
+        plot_notes,
         report_json,
         row_cells,
         to_markdown,
-        plot_notes,
         write_plots,
     )
     from environments.report import (
@@ -51,13 +56,17 @@ def report_cmd(
 
     if not runs_dir.exists():
         fail(f"{runs_dir}: no such folder")
+    try:
+        filters = parse_where(where or [])
+    except ValueError as err:
+        fail(str(err))
     a, b = compare if compare else (None, None)
-    if a is not None and Path(a).is_dir() and Path(b).is_dir():
-        runs = load_runs(a, label=a) + load_runs(b, label=b)  # two folders, each its own "model"
+    if a is not None and Path(a).is_dir() and Path(b).is_dir():  # two folders, each its own "model"
+        runs = load_runs(a, label=a, where=filters) + load_runs(b, label=b, where=filters)
     else:
-        runs = load_runs(runs_dir)
+        runs = load_runs(runs_dir, where=filters)
     if not runs:
-        fail(f"{runs_dir}: no run directories found")
+        fail(f"{runs_dir}: no run directories found" + (" matching --where" if filters else ""))
     rows = build_report(runs)
     if a is not None:
         labels = {r.model for r in rows}
