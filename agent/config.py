@@ -11,7 +11,7 @@ records) so that ``RunMeta`` can hold it typed without ``environments/`` importi
 
 :data:`OPTIONS` is every field of both models (``ContextSettings`` flattened into them) as one
 :class:`Option`: its flag, its help (the field's description), its type and its default, all read
-from the models. The CLI's flags (``tui/commands/run.py``) and the TUI's setup form
+from the models. The CLI's flags (``tui/cli/run.py``) and the TUI's setup form
 (``tui/screens/agent_setup.py``) are generated from it, so adding a field to a model adds both;
 :func:`build` turns the values given (by name; ``None`` = not given) back into the models.
 """

@@ -64,3 +64,17 @@ def test_reading_the_registry_and_the_workbench_never_imports_torch():
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_the_headless_cli_runs_without_loading_textual():
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from tui.cli import app\n"
+        "for argv in (['--help'], ['tasks', '--json'], ['run', '--help'], ['tui', '--help']):\n"
+        "    res = CliRunner().invoke(app, argv)\n"
+        "    assert res.exit_code == 0, (argv, res.output)\n"
+        "assert 'textual' not in sys.modules, sorted(m for m in sys.modules if 'textual' in m)[:5]\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr

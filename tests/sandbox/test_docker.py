@@ -436,7 +436,7 @@ def test_next_start_sweeps_stale_labelled_containers(engine, open_docker):
 def test_auto_picks_docker_and_check_reports_engine_and_image(engine):
     from typer.testing import CliRunner
 
-    from tui.commands.sandbox import app
+    from tui.cli.sandbox import app
 
     assert resolve_kind("auto") == "docker"
     result = CliRunner().invoke(app, ["check"])
@@ -511,7 +511,7 @@ def test_no_engine_means_unavailable_and_auto_falls_back(monkeypatch):
         assert resolve_kind("auto") == "local"
         from typer.testing import CliRunner
 
-        from tui.commands.sandbox import app
+        from tui.cli.sandbox import app
 
         result = CliRunner().invoke(app, ["build", "--offline"])
         assert result.exit_code == 1 and "no Docker engine answers" in result.output

@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from environments.runs import Step
 from tests.tui.conftest import make_demo_runs
-from tui import common
+from tui.cli import common
 from tui.cli import app
-from tui.display import ending, step_summary
+from tui.cli.display import ending, step_summary
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from environments.runs import RunMeta
-from tui.display import clock, count, isolation_mark
+from tui.cli.display import clock, count, isolation_mark
 
 
 def status_text(meta: RunMeta, paused: bool = False) -> Content:

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from tui.common import JSON_OPT, SANDBOX_OPT, console, err_console, fail, print_score
+from tui.cli.common import JSON_OPT, SANDBOX_OPT, console, err_console, fail, print_score
 
 
 def register(app: typer.Typer) -> None:

@@ -7,13 +7,13 @@ import json
 import typer
 from rich.table import Table
 
-from tui.commands import batch as batch_cmd
-from tui.commands import report as report_cmd
-from tui.commands import run as run_cmd
-from tui.commands import sandbox as sandbox_cmd
-from tui.commands import scoring as scoring_cmd
-from tui.commands import tui as tui_cmd
-from tui.common import JSON_OPT, WIDE_OPT, Col, console, num, print_table
+from tui.cli import batch as batch_cmd
+from tui.cli import report as report_cmd
+from tui.cli import run as run_cmd
+from tui.cli import sandbox as sandbox_cmd
+from tui.cli import scoring as scoring_cmd
+from tui.cli import launch as tui_cmd
+from tui.cli.common import JSON_OPT, WIDE_OPT, Col, console, num, print_table
 
 app = typer.Typer(
     help="labcoat: an agentic ML research workbench.", no_args_is_help=True,
@@ -94,5 +94,3 @@ def main() -> None:
     app()
 
 
-if __name__ == "__main__":
-    main()

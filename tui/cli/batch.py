@@ -11,8 +11,8 @@ import typer
 
 from agent.batch import BatchSpec
 from agent.config import ActorConfig, build, options
-from tui.commands.run import config_options
-from tui.common import JSON_OPT, SANDBOX_OPT, console, err_console, fail, isolating
+from tui.cli.run import config_options
+from tui.cli.common import JSON_OPT, SANDBOX_OPT, console, err_console, fail, isolating
 
 
 def register(app: typer.Typer) -> None:

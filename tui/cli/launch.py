@@ -1,13 +1,18 @@
-"""``labcoat tui``: open the Textual workbench, optionally straight into a run."""
+"""``labcoat tui``: open the Textual workbench, optionally straight into a run.
+
+The workbench is loaded by name, only when this command runs: the rest of the CLI never
+imports Textual (``tui/cli/__init__.py``).
+"""
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from tui.common import SANDBOX_OPT, fail, isolating
+from tui.cli.common import SANDBOX_OPT, fail, isolating
 
 
 def register(app: typer.Typer) -> None:
@@ -25,8 +30,6 @@ def tui_cmd(
     run: Optional[Path] = typer.Option(None, "--run", help="open this past run directory"),
 ) -> None:
     """Open the workbench: pick a task, act by hand or watch an agent, browse runs and scores."""
-    from tui.app import DeepLink, LabcoatApp
-
     if run is not None and task is not None:
         fail("--run opens a past run; --task starts a new one: pass one of them")
     if run is not None and not (run / "run.json").is_file():
@@ -35,6 +38,7 @@ def tui_cmd(
         fail("--model starts an agent run: pass --task TASK with it")
     if confirm and model is None:
         fail("--confirm approves an agent's actions: pass --task TASK --model PROVIDER/MODEL")
-    link = DeepLink(task=task, model=model, confirm=confirm, run=run) \
+    workbench = importlib.import_module("tui.app")
+    link = workbench.DeepLink(task=task, model=model, confirm=confirm, run=run) \
         if (task or run) else None
-    LabcoatApp(runs_dir=runs_dir, sandbox=isolating(sandbox), link=link).run()
+    workbench.LabcoatApp(runs_dir=runs_dir, sandbox=isolating(sandbox), link=link).run()

@@ -11,7 +11,7 @@ from typing import Any, Optional
 import typer
 
 from agent.config import ActorConfig, Option, build, options
-from tui.common import (
+from tui.cli.common import (
     JSON_OPT,
     NO_MODEL,
     SANDBOX_OPT,
@@ -79,7 +79,7 @@ def run_cmd(
     from environments.scoring import ensure_baseline, score_run
     from environments.task import TaskError
     from sandbox import SandboxError
-    from tui.display import hooks_for
+    from tui.cli.display import hooks_for
 
     try:
         if resume is not None:

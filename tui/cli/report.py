@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from tui.common import JSON_OPT, WIDE_OPT, Col, console, err_console, fail, print_table
+from tui.cli.common import JSON_OPT, WIDE_OPT, Col, console, err_console, fail, print_table
 
 #: what a person reading the report at 80 columns needs; the rest comes with --wide
 NARROW = {"task", "model", "runs", "success", "mean improvement", "cost $"}

@@ -1,0 +1,3 @@
+from tui.cli.main import main
+
+main()
