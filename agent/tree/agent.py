@@ -1,0 +1,243 @@
+"""The solution-tree actor: AIDE's search over complete solve scripts, as ordinary steps.
+
+Each node is one model call that writes a whole solve script (a draft, an improvement of the
+best node, or a debug of a failing one; :mod:`agent.tree.policy` picks which), then the normal
+actions: Write File (the script), Execute Script, and Validate Submission where the task offers
+it and budget is left. Every one of those steps carries ``meta["tree"] = {"node", "parent",
+"op"}``, so the trace is the tree (the TUI and reports need nothing else) and a resume rebuilds
+it. Before each node the agent asks the runner's budgets (:func:`agent.tree.outcome.fits`)
+whether the node and the closing steps still fit; when not, it restores the best node's script,
+re-runs it so the workspace's outputs are that node's, and gives its Final Answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+
+from pydantic import BaseModel, Field
+
+from agent.actor import ActorError, Proposal
+from agent.calllog import Meter
+from agent.context import budget_line
+from agent.models import Model, ModelError
+from agent.tree import prompts
+from agent.tree.nodes import Journal, Node
+from agent.tree.outcome import Cost, fits, settle, used
+from agent.tree.policy import GreedyPolicy, Operation, PolicySettings
+from environments.actions import ActionSpec
+from environments.environment import Environment
+from environments.observation import Observation
+from environments.runs import Step
+from environments.validation import VALIDATE, validations_used
+
+WRITE, EXECUTE, FINAL = "Write File", "Execute Script", "Final Answer"
+STARTING = 0  # the node id ``current`` takes while the workspace holds the starting script
+
+
+class TreeSettings(BaseModel):
+    policy: PolicySettings = Field(default_factory=PolicySettings)
+    format_retries: int = Field(2, ge=0, description="re-asks of a reply with no script in it")
+    use_validation: bool = Field(True, description="score nodes with Validate Submission when offered")
+
+
+class TreeAgent:
+    kind = "agent"
+
+    def __init__(self, model: Model, settings: TreeSettings | None = None) -> None:
+        self.model = model
+        self.settings = settings or TreeSettings()
+        self.journal = Journal()
+        self.meter = Meter(None)
+        self.last: Observation | None = None
+        self.current: int | None = STARTING  # which node's script the workspace holds (None: unknown)
+        self.costliest = Cost()
+        self.gen: Generator[Proposal, None, None] | None = None
+
+    # --- the Actor protocol ---------------------------------------------------------------------
+
+    def extra_actions(self) -> Sequence[ActionSpec]:
+        return ()
+
+    def start(self, env: Environment, history: Sequence[Step]) -> None:
+        task = env.task
+        self.meter = Meter(env.run)
+        self.script = next((s for s in task.solve if s.endswith(".py")), task.solve[0] if task.solve
+                           else "train.py")
+        self.starting_code = (task.env_dir / self.script).read_text() if (
+            task.env_dir / self.script).is_file() else ""
+        self.journal = Journal(higher_is_better=task.higher_is_better)
+        if history:
+            self.journal, self.current = rebuild(history, self.journal, task.metric)
+        # the run's seed fixes the policy's draws; a resumed search draws on from a seed moved
+        # by the nodes it already has, so it does not repeat the first session's draws
+        seed = (env.run.meta.seed if env.run else 0) * 1_000_003 + len(self.journal.nodes)
+        self.policy = GreedyPolicy(self.settings.policy, seed=seed)
+        self.gen = self.search(env)
+
+    def propose(self, env: Environment) -> Proposal | None:
+        return next(self.gen, None)  # the search always ends with its Final Answer
+
+    def observe(self, proposal: Proposal, observation: Observation) -> None:
+        self.last = observation
+
+    # --- the search, as a generator of proposals (each sees self.last afterwards) ---------------
+
+    def search(self, env: Environment) -> Generator[Proposal, None, None]:
+        while True:
+            op = self.policy.next(self.journal)
+            if env.run is not None and not fits(env.run.meta, self.node_estimate(env),
+                                                self.closing_cost(env)):
+                break
+            yield from self.grow(env, op)
+        yield from self.finish(env)
+
+    def validating(self, env: Environment) -> bool:
+        return (self.settings.use_validation and VALIDATE in env.actions
+                and validations_used(env) < env.task.validation_budget)
+
+    def node_estimate(self, env: Environment) -> Cost:
+        """The costliest node so far (before the first: its steps only, nothing else known)."""
+        return self.costliest.most(Cost(steps=3 if self.validating(env) else 2))
+
+    def closing_cost(self, env: Environment) -> Cost:
+        """Restoring the best node (write + run) and the Final Answer; just the answer when the
+        workspace already holds the best node's script and outputs."""
+        best = self.journal.best()
+        if (best.id if best is not None else STARTING) == self.current:
+            return Cost(steps=1)
+        return Cost(steps=3, seconds=best.seconds if best else 0.0)
+
+    def grow(self, env: Environment, op: Operation) -> Generator[Proposal, None, None]:
+        before = used(env.run.meta) if env.run else Cost()
+        parent = self.journal.get(op.parent) if op.parent is not None else None
+        plan, code = self.ask(env, op, parent)
+        node = self.journal.add(Node(id=self.journal.next_id(), parent=op.parent, kind=op.kind,
+                                     code=code, plan=plan))
+        tag = {"node": node.id, "parent": node.parent, "op": node.kind}
+        yield Proposal(action=WRITE, args={"file_name": self.script, "content": code},
+                       meta={"tree": tag, "plan": plan})
+        if not self.last.error:
+            self.current = node.id
+        failed, output, validation = self.last.error, self.last.full_text or self.last.text, None
+        if not failed:
+            yield Proposal(action=EXECUTE, args={"script_name": self.script}, meta={"tree": tag})
+            failed, output = self.last.error, self.last.full_text or self.last.text
+            seconds = round(self.last.seconds, 4)  # as the trace keeps it, so a resume agrees
+            if not failed and self.validating(env):
+                yield Proposal(action=VALIDATE, args={}, meta={"tree": tag})
+                validation = self.last.data
+        else:
+            seconds = 0.0
+        settled = settle(node, failed=failed, output=output, metric_name=env.task.metric,
+                         validation=validation).model_copy(update={"seconds": seconds})
+        self.journal.nodes[-1] = settled
+        if env.run is not None:
+            after = used(env.run.meta)  # the runner has saved the node's last step by now
+            spent = Cost(steps=after.steps - before.steps, tokens=after.tokens - before.tokens,
+                         cost=after.cost - before.cost, seconds=after.seconds - before.seconds)
+            self.costliest = self.costliest.most(spent)
+
+    def ask(self, env: Environment, op: Operation, parent: Node | None) -> tuple[str, str]:
+        """One model call for the node's script (re-asked only when a reply holds no script)."""
+        messages = self.messages(env, op, parent)
+        for _ in range(self.settings.format_retries + 1):
+            try:
+                reply = self.meter.call(self.model, messages, role=f"tree-{op.kind}")
+            except ModelError as err:
+                raise ActorError(str(err)) from err
+            try:
+                return prompts.parse_reply(reply.text)
+            except prompts.NoCode:
+                messages = [*messages, {"role": "assistant", "content": reply.text},
+                            {"role": "user", "content": prompts.NO_CODE}]
+        raise ActorError(f"the model gave {self.settings.format_retries + 1} replies without a "
+                         "script in a row")
+
+    def messages(self, env: Environment, op: Operation, parent: Node | None) -> list[dict[str, str]]:
+        """The node's prompt; for a model with a small window (``context_window`` and
+        ``count_tokens``: the local llama.cpp one) the richest of :data:`prompts.SHRINK` that
+        fits, so the parts cut are whole (old memory lines) rather than the middle of a script."""
+        def build(memory_limit: int, with_start: bool) -> list[dict[str, str]]:
+            return prompts.build_messages(
+                kind=op.kind, problem=env.task.research_problem, script=self.script,
+                starting_code=self.starting_code, journal=self.journal, parent=parent,
+                metric=env.task.metric, higher_is_better=env.task.higher_is_better,
+                timeout=env.task.limits.exec_timeout,
+                budget=budget_line(env.run.meta if env.run else None),
+                memory_limit=memory_limit, with_start=with_start)
+
+        window = getattr(self.model, "context_window", None)
+        if not window:
+            return build(*prompts.SHRINK[0])
+        shrink = [s for s in prompts.SHRINK if s[1] or parent is not None]
+        try:
+            for option in shrink:
+                messages = build(*option)
+                if self.model.count_tokens(messages) <= window:
+                    return messages
+        except ModelError as err:  # the tokenizer is the model's: loading it can fail
+            raise ActorError(str(err)) from err
+        return messages  # the smallest; the model cuts what still does not fit
+
+    def finish(self, env: Environment) -> Generator[Proposal, None, None]:
+        best = self.journal.best()
+        target = best.id if best is not None else STARTING
+        if self.current != target:
+            code = best.code if best is not None else self.starting_code
+            tag = {"node": target, "parent": None, "op": "restore"}
+            yield Proposal(action=WRITE, args={"file_name": self.script, "content": code},
+                           meta={"tree": tag})
+            yield Proposal(action=EXECUTE, args={"script_name": self.script}, meta={"tree": tag})
+            self.current = target
+        yield Proposal(action=FINAL, args={"final_answer": self.summary(env, best)},
+                       meta={"tree": {"node": target, "parent": None, "op": "final"}})
+
+    def summary(self, env: Environment, best: Node | None) -> str:
+        j = self.journal
+        counts = (f"{len(j.nodes)} nodes ({len(j.drafts)} drafts, "
+                  f"{sum(n.kind == 'improve' for n in j.nodes)} improvements, "
+                  f"{sum(n.kind == 'debug' for n in j.nodes)} debugs; {len(j.buggy)} failed)")
+        if best is None:
+            return (f"Solution tree: {counts}; none ran and reported a validation "
+                    f"{env.task.metric}, so {self.script} is the starting script.")
+        return (f"Solution tree: {counts}. {self.script} is node {best.id} ({best.kind}), "
+                f"validation {env.task.metric} {best.metric:.6g} (from its {best.metric_source}). "
+                f"Its plan: {' '.join(best.plan.split())[:600]}")
+
+
+def rebuild(history: Sequence[Step], journal: Journal, metric: str) -> tuple[Journal, int | None]:
+    """The journal a trace records, and which node's script the workspace holds.
+
+    A node whose run was never recorded (the host stopped between its write and its run) is
+    dropped; the workspace then holds its script, so ``current`` is None and the closing steps
+    restore the best node whatever it is.
+    """
+    groups: dict[int, list[Step]] = {}
+    current: int | None = STARTING
+    for s in history:
+        tag = (s.meta or {}).get("tree")
+        if not isinstance(tag, dict):
+            if s.changed:
+                current = None  # something else edited the workspace
+            continue
+        if tag.get("op") in ("draft", "improve", "debug"):
+            groups.setdefault(int(tag["node"]), []).append(s)
+        if s.action == WRITE:
+            current = int(tag["node"])
+    journal.reserved = max(groups, default=0)
+    for node_id, steps in sorted(groups.items()):
+        write = next((s for s in steps if s.action == WRITE), None)
+        run = next((s for s in steps if s.action == EXECUTE), None)
+        if write is None or (run is None and not write.error):
+            current = None if current == node_id else current
+            continue
+        tag = write.meta["tree"]
+        node = Node(id=node_id, parent=tag.get("parent"), kind=tag["op"],
+                    code=(write.args or {}).get("content", "") if isinstance(write.args, dict) else "",
+                    plan=write.meta.get("plan", ""))
+        last = run or write
+        check = next((s for s in steps if s.action == VALIDATE), None)
+        journal.add(settle(node, failed=last.error, output=last.observation_full or last.observation,
+                           metric_name=metric, validation=check.data if check else None)
+                    .model_copy(update={"seconds": run.seconds if run else 0.0}))
+    return journal, current
