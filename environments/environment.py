@@ -30,7 +30,7 @@ from environments.safefs import WorkspaceError
 from environments.runs import RunDir, Step
 from environments.task import TaskSpec
 from environments.tool_actions import tool_action
-from environments.validation import validation_actions
+from environments.validation import VALIDATE, validation_actions
 from methods.registry import METHODS_DIR
 from sandbox import CODE_TARGET, Mount, Sandbox, SandboxError, SandboxLimits
 
@@ -68,8 +68,12 @@ class Environment:
         backups_dir = run.backups_dir if run else Path(tempfile.mkdtemp(prefix="labcoat-backups-"))
         self.backups = Backups(backups_dir)
         self.actions: dict[str, ActionSpec] = {}
-        for spec in [*LOW_LEVEL_ACTIONS, *(tool_action(t) for t in task.tools),
-                     *validation_actions(task), *extra_actions]:
+        offered = validation_actions(task)  # the task's declared feedback channel, no other
+        for spec in [*LOW_LEVEL_ACTIONS, *(tool_action(t) for t in task.tools), *offered]:
+            self.register(spec)
+        for spec in extra_actions:
+            if "".join(spec.name.lower().split()) == "".join(VALIDATE.lower().split()):
+                raise ValueError(f"{VALIDATE!r} comes only from the task's [feedback] declaration")
             self.register(spec)
         steps = run.steps() if run else []
         self.step_count = len(steps)

@@ -41,6 +41,7 @@ from environments.submission import (
     has_produce,
     open_produce,
     produce_dir,
+    run_interactive,
     run_produce,
     strip_code,
 )
@@ -222,7 +223,20 @@ def evaluate(task: TaskSpec, workspace: Path, sandbox: str = "auto",
             here = produce_dir(task.scripts_dir, tmp / "produce", challenge)
             if task.timed:
                 return _timed(task, workspace, tmp, here, challenge, sandbox, function, timeout)
-            produced = run_produce(sandbox, scratch, here, _limits(task, timeout), code_mounts())
+            if task.oracle is not None:
+                produced, seen = run_interactive(
+                    sandbox, scratch, here, _limits(task, timeout), code_mounts(), task.scripts_dir,
+                    tmp / "oracle", challenge, task.oracle.max_requests, task.oracle.max_bytes)
+                if seen.oracle_failed:
+                    return EvalResult(failure="eval_error", seconds=produced.seconds,
+                                      detail=seen.oracle_failed,
+                                      public_detail="the task's oracle failed")
+                if seen.refused:
+                    detail = f"{seen.refused}\n{produced.tail}".strip()
+                    return EvalResult(failure="eval_error", seconds=produced.seconds,
+                                      detail=detail, public_detail=detail)
+            else:
+                produced = run_produce(sandbox, scratch, here, _limits(task, timeout), code_mounts())
             if not produced.ok:
                 return _produce_failure(produced, timeout)
             collect_outputs(scratch, tmp / "outputs", challenge)

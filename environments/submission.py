@@ -16,6 +16,12 @@ runs submitted code splits it in two, each its own sandbox exec:
     only workspace is a copy of those outputs (plus the host's ``challenge.txt``), through the
     nonce'd runner of ``environments/scoring.py``; the workspace's code is not there to import.
 
+An **interactive** task (``[oracle]`` in task.toml: an adaptive sampler that calls a secret
+denoiser) runs phase (a) alongside the task's oracle (``eval.py: make_oracle``) in a second
+sandbox; ``produce`` gets ``oracle(op, **arrays)``, and every question goes over a socket to the
+host, which checks it (``environments/channel.py``: format, size, request count, deadline) and
+relays it. See :func:`run_interactive`.
+
 A task without ``produce.py`` scores data files only (MLAgentBench's ``submission.csv``): its
 trusted phase sees the workspace with every code file removed, so an ``eval.py`` that imports
 workspace code fails loudly instead of trusting it. Runtimes (``timed`` tasks) are the host's
@@ -26,11 +32,17 @@ submission's process could touch.
 from __future__ import annotations
 
 import os
+import select
 import shutil
+import socket
+import threading
+import time
 from pathlib import Path
 
 from pydantic import BaseModel
 
+from environments import channel
+from environments.channel import ChannelError
 from sandbox import Mount, SandboxError, SandboxLimits, open_sandbox
 
 PRODUCE = "produce.py"
@@ -38,25 +50,36 @@ INPUTS = "inputs"
 CHALLENGE = "challenge.txt"
 PRODUCE_TARGET = "/task/produce"
 OUTPUTS = ".labcoat-outputs"  # inside the submission's workspace
+WIRE = "labcoat_channel.py"  # environments/channel.py, as the sandboxes import it
+ORACLE_TARGET = "/task/oracle"
 MAX_OUTPUT_BYTES = 512 << 20
 CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".so", ".pth", ".pyx", ".pyd")
 NO_SUBMISSION_EXIT = 3
 
 # Phase (a), run as ``python -I``: imports produce.py by path and calls it. Exit 3 when the
 # submission's file is missing (FileNotFoundError), 1 on any other error (traceback on stderr).
+# An interactive task's channel arrives as stdin (a socket); it is moved off fd 0 to a
+# descriptor no subprocess inherits, and produce() gets it as ``oracle``.
 _PRODUCE_RUNNER = r"""
 import importlib.util, os, sys, traceback
 from pathlib import Path
 here, workspace, out = sys.argv[1:4]
 sys.path[:0] = [here, os.path.join(here, "inputs")] + [
     p for p in os.environ.get("PYTHONPATH", "").split(":") if p]
+extra = ()
+if len(sys.argv) > 4:
+    import socket
+    import labcoat_channel
+    sock = socket.socket(fileno=os.dup(0))
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    extra = (labcoat_channel.OracleClient(sock, int(sys.argv[4]), float(sys.argv[5])),)
 os.makedirs(out, exist_ok=True)
 os.chdir(workspace)
 try:
     spec = importlib.util.spec_from_file_location("labcoat_task_produce", os.path.join(here, "produce.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    mod.produce(Path(workspace), Path(here), Path(out))
+    mod.produce(Path(workspace), Path(here), Path(out), *extra)
 except FileNotFoundError:
     traceback.print_exc()
     sys.exit(3)
@@ -90,6 +113,7 @@ def produce_dir(scripts_dir: Path, dest: Path, challenge: str) -> Path:
     if inputs.is_dir():
         shutil.copytree(inputs, dest / INPUTS, symlinks=False)
     (dest / CHALLENGE).write_text(challenge)
+    shutil.copyfile(Path(channel.__file__), dest / WIRE)
     for path in [dest, *dest.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
     return dest
@@ -117,9 +141,13 @@ def run_produce(kind: str, workspace: Path, here: Path, limits: SandboxLimits,
     return _produced(r)
 
 
-def _exec_produce(sb):
-    return sb.exec([sb.python, "-I", "-c", _PRODUCE_RUNNER, sb.path_for(PRODUCE_TARGET),
-                    sb.workdir, f"{sb.workdir}/{OUTPUTS}"], stdin="")
+def _exec_produce(sb, chan: tuple[int, int, float] | None = None):
+    """``chan`` = (socket descriptor, max message bytes, reply timeout) of an interactive task."""
+    argv = [sb.python, "-I", "-c", _PRODUCE_RUNNER, sb.path_for(PRODUCE_TARGET),
+            sb.workdir, f"{sb.workdir}/{OUTPUTS}"]
+    if chan is None:
+        return sb.exec(argv, stdin="")
+    return sb.exec([*argv, str(chan[1]), str(chan[2])], stdin=chan[0])
 
 
 def _produced(r) -> Produced:
@@ -179,3 +207,192 @@ def strip_code(folder: Path, keep=lambda rel: False) -> None:
         os.replace(path, dest)
     for path in aside.rglob("__init__.py"):  # no package to import from either
         path.rename(path.with_name("__init__.py.txt"))
+
+
+# --- interactive submissions: an oracle the submission may question ------------------------
+#
+# An adaptive submission (a sampler that calls a secret denoiser) needs answers while it runs.
+# Its questions travel over one socket (``environments/channel.py`` frames) to the host, which
+# checks each frame (format, size, count) and relays it to the task's oracle: ``eval.py:
+# make_oracle(challenge)`` running in a *second* sandbox that holds the task's ``scripts/``.
+# The two sandboxes share nothing but that relay, so the submission reaches the oracle's
+# secrets only through the answers the oracle chooses to give, and the score is then computed
+# by the ordinary trusted phase from the outputs the submission wrote.
+
+# Runs in the oracle's sandbox as ``python -I``: answers requests until "end" or EOF.
+_ORACLE_RUNNER = r"""
+import importlib.util, os, socket, sys
+scripts, wire, challenge, max_bytes, timeout = sys.argv[1:6]
+os.environ["LABCOAT_PHASE"] = "trusted"  # methods._submission.load_submission refuses
+sys.path[:0] = [wire, scripts] + [p for p in os.environ.get("PYTHONPATH", "").split(":") if p]
+import labcoat_channel as ch
+sock = socket.socket(fileno=os.dup(0))
+os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+spec = importlib.util.spec_from_file_location("labcoat_task_eval", os.path.join(scripts, "eval.py"))
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+answer = mod.make_oracle(challenge)
+while True:
+    try:
+        header, arrays = ch.recv_arrays(sock, int(max_bytes), float(timeout))
+    except EOFError:
+        break
+    if header["kind"] == "end":
+        break
+    try:
+        reply = answer(header["op"], arrays)
+    except ValueError as err:  # a request the task refuses: its own words go back
+        ch.send_arrays(sock, "error", header["op"], message=str(err)[:500])
+        continue
+    ch.send_arrays(sock, "reply", header["op"], reply)
+"""
+
+
+class Interaction(BaseModel):
+    """What the relay saw: requests answered, and why it stopped early (``refused``)."""
+
+    requests: int = 0
+    refused: str = ""
+    oracle_failed: str = ""
+
+
+def _relay(sub: socket.socket, orc: socket.socket, max_requests: int, max_bytes: int,
+           deadline: float, done: threading.Event) -> Interaction:
+    """Pass checked requests from ``sub`` to ``orc`` and the answers back, until the submission
+    ends, breaks the format or a bound, or the deadline; never reads after ``done``."""
+    seen = Interaction()
+    while not done.is_set() and time.monotonic() < deadline:
+        if not select.select([sub], [], [], 0.1)[0]:
+            continue
+        try:
+            header, payload = channel.recv_frame(sub, max_bytes, deadline)
+            if header["kind"] != "request":
+                raise ChannelError(f"the submission may only send requests, not {header['kind']!r}")
+        except EOFError:
+            break
+        except (ChannelError, TimeoutError, OSError) as err:
+            seen.refused = f"the oracle channel refused a message: {err}"
+            break
+        if seen.requests >= max_requests:
+            seen.refused = f"more than {max_requests} oracle requests"
+            _tell(sub, seen.refused, deadline)
+            break
+        seen.requests += 1
+        try:
+            channel.send_frame(orc, {"kind": "request", "op": header.get("op", ""),  # known keys only
+                                     "arrays": header.get("arrays", [])}, payload, deadline)
+            answer, data = channel.recv_frame(orc, max_bytes, deadline)
+            if answer["kind"] not in ("reply", "error"):
+                raise ChannelError(f"the oracle answered with a {answer['kind']!r} frame")
+        except (ChannelError, TimeoutError, EOFError, OSError) as err:
+            seen.oracle_failed = f"the oracle gave no answer to request {seen.requests}: {err}"
+            break
+        try:
+            channel.send_frame(sub, answer, data, deadline)
+        except OSError:
+            break
+        if answer["kind"] == "error":
+            seen.refused = f"the oracle refused request {seen.requests}: {answer.get('message', '')}"
+            break
+    return seen
+
+
+def _tell(sub: socket.socket, message: str, deadline: float) -> None:
+    try:
+        channel.send_frame(sub, {"kind": "error", "message": message}, b"", deadline)
+    except OSError:
+        pass
+
+
+def _then_close(sock: socket.socket, fn, done: threading.Event | None = None):
+    """Run ``fn`` (an exec holding ``sock``'s child end), then drop the host's copy of that end:
+    once the command is gone nothing holds it, so the relay reads EOF at once, even in the
+    middle of a frame, instead of waiting for its deadline. ``done`` is set too: whatever
+    still holds the end after the command (a daemon a backend failed to kill) is not heard."""
+    try:
+        return fn()
+    finally:
+        if done is not None:
+            done.set()
+        sock.close()
+
+
+def _in_thread(fn, *args) -> tuple[threading.Thread, dict]:
+    box: dict = {}
+
+    def run() -> None:
+        try:
+            box["result"] = fn(*args)
+        except BaseException as err:  # noqa: BLE001 - re-raised by the caller
+            box["error"] = err
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, box
+
+
+def run_interactive(kind: str, workspace: Path, here: Path, limits: SandboxLimits,
+                    mounts: list[Mount], scripts_dir: Path, oracle_home: Path, challenge: str,
+                    max_requests: int, max_bytes: int) -> tuple[Produced, Interaction]:
+    """Phase (a) of an interactive task: the submission and the task's oracle, each in its own
+    sandbox, joined only by the host's checked relay. ``oracle_home`` is an empty scratch
+    folder (the oracle's workspace); the submission's outputs end up in ``workspace/OUTPUTS``."""
+    shutil.rmtree(workspace / OUTPUTS, ignore_errors=True)
+    wire = oracle_home / "wire"
+    wire.mkdir(parents=True)
+    shutil.copyfile(Path(channel.__file__), wire / WIRE)
+    scratch = oracle_home / "workspace"
+    scratch.mkdir()
+    oracle_mounts = [*mounts, Mount(source=scripts_dir, target="/task/scripts"),
+                     Mount(source=wire, target=ORACLE_TARGET)]
+    timeout = limits.timeout
+    sub_host, sub_child = socket.socketpair()
+    orc_host, orc_child = socket.socketpair()
+    done = threading.Event()
+    try:
+        with (open_produce(kind, workspace, here, limits, mounts) as sb,
+              open_sandbox(kind, scratch, limits.model_copy(update={"timeout": timeout + 5}),
+                           oracle_mounts) as ob):
+            argv = [ob.python, "-I", "-c", _ORACLE_RUNNER, ob.path_for("/task/scripts"),
+                    ob.path_for(ORACLE_TARGET), challenge, str(max_bytes), str(timeout)]
+            oracle_thread, oracle_box = _in_thread(_then_close, orc_child, lambda: ob.exec(
+                argv, timeout + 5, stdin=orc_child.fileno()))  # a hung oracle ends here
+            sub_thread, sub_box = _in_thread(_then_close, sub_child, lambda: _exec_produce(
+                sb, (sub_child.fileno(), max_bytes, timeout)), done)
+            seen = _relay(sub_host, orc_host, max_requests, max_bytes,
+                          time.monotonic() + timeout + 2, done)
+            if seen.refused or seen.oracle_failed:
+                _hang_up(sub_host)  # the submission sees EOF and fails now
+            sub_thread.join(timeout + 10)
+            done.set()
+            _tell_oracle_end(orc_host)
+            oracle_thread.join(timeout + 10)
+    except (SandboxError, OSError, ValueError) as err:
+        raise SandboxError(f"the submission phase could not run: {err}") from err
+    finally:
+        done.set()
+        for s in (sub_host, sub_child, orc_host, orc_child):
+            s.close()
+    for box in (sub_box, oracle_box):
+        if "error" in box:
+            raise SandboxError(f"the submission phase could not run: {box['error']}")
+    if "result" not in sub_box:
+        raise SandboxError("the submission phase did not end")
+    oracle = oracle_box.get("result")
+    if oracle is not None and not oracle.ok and not seen.oracle_failed:
+        seen.oracle_failed = f"the oracle failed (exit {oracle.exit_code}): {oracle.stderr[-1500:]}"
+    return _produced(sub_box["result"]), seen
+
+
+def _hang_up(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+def _tell_oracle_end(orc: socket.socket) -> None:
+    try:
+        channel.send_frame(orc, {"kind": "end"}, b"", time.monotonic() + 5)
+    except OSError:
+        pass

@@ -14,7 +14,14 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 DEFAULT_THRESHOLD = 0.10
 
@@ -50,6 +57,42 @@ class HParam(BaseModel):
     values: list[float | int] = Field(default_factory=list)
 
 
+class FeedbackToml(BaseModel):
+    """``[feedback]``: the one test signal an actor may get before its Final Answer.
+
+    Declared, not implied, because what an actor was shown is part of what its score means:
+    ``kind = "none"`` (the default) offers nothing; ``kind = "validation"`` offers Validate
+    Submission ``budget`` times per run (``environments/validation.py`` enforces it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["none", "validation"] = "none"
+    budget: int = Field(0, ge=0, le=1000, description="Validate Submission calls per run")
+
+    @model_validator(mode="after")
+    def _budget_matches_kind(self) -> FeedbackToml:
+        if self.kind == "validation" and self.budget < 1:
+            raise ValueError('kind = "validation" needs budget >= 1')
+        if self.kind == "none" and self.budget:
+            raise ValueError('kind = "none" takes no budget')
+        return self
+
+
+class OracleToml(BaseModel):
+    """``[oracle]``: an interactive submission (``environments/submission.py``): ``produce.py``
+    may ask ``eval.py``'s oracle at most ``max_requests`` questions, each message at most
+    ``max_message_mb``; the host relays and checks every one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_requests: int = Field(ge=1, le=10_000)
+    max_message_mb: float = Field(4.0, gt=0, le=256)
+
+    @property
+    def max_bytes(self) -> int:
+        return int(self.max_message_mb * (1 << 20))
+
+
 class TaskToml(BaseModel):
     """The schema of ``task.toml``; every field has a default so the file is optional."""
 
@@ -69,7 +112,8 @@ class TaskToml(BaseModel):
         "baseline and the reference; an agent must run them itself)",
     )
     tools: list[str] = Field(default_factory=list, description="method tools offered")
-    validation_budget: int = Field(0, ge=0, description="Validate Submission calls per run")
+    feedback: FeedbackToml = Field(default_factory=FeedbackToml)
+    oracle: OracleToml | None = None
     in_process_scoring: bool = Field(
         False, description="LEGACY, fakeable (issue 16): eval.py imports workspace code in the "
         "trusted process; a task not yet split into produce.py + score()")
@@ -77,6 +121,19 @@ class TaskToml(BaseModel):
                         "measured by the host against the pristine env/ (environments/timing.py)")
     hparams: list[HParam] = Field(default_factory=list)
     limits: TaskLimits = Field(default_factory=TaskLimits)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _moved_keys(cls, data: object) -> object:
+        if isinstance(data, dict) and "validation_budget" in data:
+            raise ValueError('validation_budget is declared as [feedback] kind = "validation", '
+                             'budget = N')
+        return data
+
+    @property
+    def validation_budget(self) -> int:
+        """Validate Submission calls per run: 0 unless ``[feedback]`` declares validation."""
+        return self.feedback.budget if self.feedback.kind == "validation" else 0
 
     @field_validator("solve", mode="before")
     @classmethod
@@ -179,7 +236,23 @@ def load_task(root: str | Path, name: str | None = None) -> TaskSpec:
         research_problem=problem_path.read_text().strip(),
         read_only_globs=_read_globs(scripts / "read_only_files.txt"),
     )
+    _check_contract(spec, toml_path)
     for script in spec.solve:
         if not (spec.env_dir / script).exists():
             raise TaskError(f"{toml_path}: solve script {script!r} is not in env/")
     return spec
+
+
+def _check_contract(spec: TaskSpec, toml_path: Path) -> None:
+    """What ``[oracle]`` and ``[feedback]`` promise must exist in ``scripts/``."""
+    if spec.oracle is not None and not (spec.scripts_dir / "produce.py").is_file():
+        raise TaskError(f"{toml_path}: [oracle] needs scripts/produce.py (the submission phase)")
+    if spec.oracle is not None and spec.timed:
+        raise TaskError(f"{toml_path}: [oracle] and timed = true do not mix (a relayed call's "
+                        "time is not the submission's)")
+    source = spec.eval_path.read_text(errors="replace")
+    if spec.oracle is not None and "def make_oracle" not in source:
+        raise TaskError(f"{spec.eval_path}: [oracle] needs make_oracle(challenge) in eval.py")
+    if spec.feedback.kind == "validation" and "validation_score" not in source:
+        raise TaskError(f"{spec.eval_path}: [feedback] validation needs validation_score() "
+                        "(or get_validation_score) in eval.py")

@@ -1,18 +1,24 @@
 """The ``Validate Submission`` action: score the current workspace on a split the actor cannot read.
 
-Offered when ``task.toml`` sets ``validation_budget > 0``. The task's ``scripts/eval.py`` must
-then define ``get_validation_score(submission_folder) -> float``, which scores the workspace on a
-validation split kept in ``scripts/`` (private data, like the test answers, never in the
-workspace). The evaluation is the scorer's own (``environments.scoring.evaluate``): a scratch
+The task's declared feedback channel (``task.toml``: ``[feedback] kind = "validation", budget =
+N``; the default ``kind = "none"`` offers nothing): the action is registered only then, refused
+once the budget is spent, and shows nothing of the hidden ``scripts/``. The task's
+``scripts/eval.py`` then defines ``validation_score(outputs)`` (or, data-only,
+``get_validation_score(submission_folder)``), which scores on a validation split kept in
+``scripts/`` (private data, like the test answers, never in the workspace). The evaluation is the scorer's own (``environments.scoring.evaluate``): a scratch
 copy of the workspace with the read-only files laid back, eval.py from the pristine scripts, run
 in the sandbox, the value read from a nonce-tagged line. Each call that reached the task's eval
 uses one unit of the per-run budget; an infrastructure failure does not. The count lives in the
-run's trace, so it survives a resume.
+run's trace, so it survives a resume, and every call and what it returned can be read back
+from the trace (:func:`validation_calls`: the test signal a run was exposed to).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
 
 from environments.actions import ActionArgs, ActionSpec
 from environments.observation import Observation
@@ -29,12 +35,41 @@ class ValidateArgs(ActionArgs):
     """No arguments: the current workspace is what gets validated."""
 
 
+class ValidationCall(BaseModel):
+    """One Validate Submission step as the trace recorded it: what the actor was shown."""
+
+    step: int
+    counted: bool  # used a unit of the budget (a refusal or an infrastructure error did not)
+    value: float | None = None
+    failure: str | None = None
+    metric: str | None = None
+    left: int | None = None
+    budget: int | None = None
+    observation: str = ""
+
+
+def validation_calls(steps: Iterable[Any]) -> list[ValidationCall]:
+    """Every Validate Submission call among ``steps`` (``Step`` objects or their dicts, as
+    ``trace.jsonl`` holds them), in order, with what it returned. Pure: a run's manifest and
+    reports summarise the test signal a run was exposed to from this alone."""
+    calls = []
+    for s in steps:
+        row = s if isinstance(s, dict) else s.model_dump()
+        if row.get("action") != VALIDATE:
+            continue
+        data = row.get("data") or {}
+        calls.append(ValidationCall(
+            step=row.get("index", 0), counted=bool(data.get("counted")), value=data.get("value"),
+            failure=data.get("failure"), metric=data.get("metric"), left=data.get("left"),
+            budget=data.get("budget"), observation=row.get("observation", "")))
+    return calls
+
+
 def validations_used(env: Environment) -> int:
     """Counted calls so far in this run (from the trace), plus any in an unrecorded session."""
     used = 0
     if env.run is not None:
-        used = sum(1 for s in env.run.steps()
-                   if s.action == VALIDATE and (s.data or {}).get("counted"))
+        used = sum(1 for c in validation_calls(env.run.steps()) if c.counted)
     return used + getattr(env, "_unrecorded_validations", 0)
 
 
@@ -62,7 +97,8 @@ def _validate(env: Environment, args: ValidateArgs) -> Observation:
     if used >= budget:
         return env.observe(f"No validation budget left: all {budget} validations of this run are "
                            "used. Submit with Final Answer when ready.", error=True,
-                           data={"counted": False, "left": 0, "budget": budget})
+                           data={"counted": False, "left": 0, "budget": budget,
+                                 "refused": "budget spent"})
     kind = env.run.meta.sandbox if env.run is not None else env.sandbox.backend
     result = evaluate(task, env.workspace, kind, function=VALIDATION_FUNCTION)
     counted = result.failure != "infrastructure"
@@ -94,5 +130,5 @@ VALIDATE_ACTION = ActionSpec(
 
 
 def validation_actions(task: TaskSpec) -> list[ActionSpec]:
-    """``[Validate Submission]`` when the task offers a validation budget, else nothing."""
+    """``[Validate Submission]`` when the task declares a validation channel, else nothing."""
     return [VALIDATE_ACTION] if task.validation_budget > 0 else []

@@ -166,10 +166,13 @@ class Sandbox(ABC):
         timeout: float | None = None,
         *,
         env: Mapping[str, str] | None = None,
-        stdin: str | bytes | None = None,
+        stdin: str | bytes | int | None = None,
         cwd: str | None = None,
     ) -> ExecResult:
-        """Run ``argv`` in ``cwd`` (default: the workspace) and wait for it, within the limits."""
+        """Run ``argv`` in ``cwd`` (default: the workspace) and wait for it, within the limits.
+
+        ``stdin`` is text fed to the command, or a descriptor it gets as its stdin (a socket:
+        an interactive submission's oracle channel, which the caller keeps its own end of)."""
 
     def close(self) -> None:
         """Release what the backend holds (a container); idempotent."""

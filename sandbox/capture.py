@@ -71,12 +71,14 @@ class Streams:
     """A command's stdin, stdout and stderr as pipes: the child's ends to hand over, the host's
     ends drained into capped buffers (and stdin fed) on daemon threads."""
 
-    def __init__(self, cap: int, stdin: str | bytes | None) -> None:
+    def __init__(self, cap: int, stdin: str | bytes | int | None) -> None:
         self.out, self.err = CappedBuffer(cap), CappedBuffer(cap)
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         if stdin is None:
             in_r, in_w = os.open(os.devnull, os.O_RDONLY), None
+        elif isinstance(stdin, int):  # a live descriptor (an oracle channel's socket): handed over
+            in_r, in_w, stdin = os.dup(stdin), None, None
         else:
             in_r, in_w = os.pipe()
         self.child_fds = [in_r, out_w, err_w]

@@ -435,7 +435,7 @@ class DockerSandbox(Sandbox):
         timeout: float | None = None,
         *,
         env: Mapping[str, str] | None = None,
-        stdin: str | bytes | None = None,
+        stdin: str | bytes | int | None = None,
         cwd: str | None = None,
     ) -> ExecResult:
         if not argv:

@@ -196,7 +196,7 @@ class LocalSandbox(Sandbox):
         timeout: float | None = None,
         *,
         env: Mapping[str, str] | None = None,
-        stdin: str | bytes | None = None,
+        stdin: str | bytes | int | None = None,
         cwd: str | None = None,
     ) -> ExecResult:
         timeout = timeout or self.limits.timeout

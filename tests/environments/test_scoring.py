@@ -189,7 +189,7 @@ def test_killing_its_parent_reaches_no_scorer(tamper, tmp_path):
 def test_validation_never_shows_the_hidden_scripts(tmp_path):
     """A submission that fails with a traceback quoting the answers file it tried to read (or
     the scorer's own output) must not get the hidden scripts/ back through Validate Submission."""
-    root = tamper_task(tmp_path / "val", "validation_budget = 2\n")
+    root = tamper_task(tmp_path / "val", "[feedback]\nkind = \"validation\"\nbudget = 2\n")
     leak = textwrap.dedent(f"""
         import glob
         found = [open(p).read() for p in glob.glob("/task/**/*answers*", recursive=True)]
@@ -329,7 +329,7 @@ def test_score_cli_all_steps_json(tiny_task, tmp_path):
 # ---- validation ---------------------------------------------------------------------------
 
 def test_validate_submission_budget(tmp_path):
-    root = tamper_task(tmp_path / "val", "validation_budget = 2\n")
+    root = tamper_task(tmp_path / "val", "[feedback]\nkind = \"validation\"\nbudget = 2\n")
     actions = [{"action": VALIDATE, "args": {}}, write("model.py", HONEST),
                {"action": VALIDATE, "args": {}}, {"action": VALIDATE, "args": {}}]
     run, task = run_actions(root, tmp_path, actions)
