@@ -1,9 +1,13 @@
 """The JSON entry point every method package shares: ``python -m methods.<slug> [TOOL]``.
 
-Contract (ARCHITECTURE.md, "Method tool invocation"): the arguments are one JSON object from
-``--args`` or else stdin; the report is one JSON object on stdout; progress goes to stderr; a
-bad argument exits 2 with ``{"error": ...}`` naming the field. Large arrays are written as files
-in the working directory by the tool itself and the report names them.
+Contract (ARCHITECTURE.md, "Method tool invocation"): ``TOOL`` is the tool's name as ``labcoat
+tools`` lists it (or its short ``ToolSpec.entry``), optional when the package has one tool; the
+arguments are one JSON object from ``--args`` or else stdin; the report is one JSON object on
+stdout; progress goes to stderr. Every failure is one ``{"error": ...}`` object on stdout and the
+same line on stderr: a wrong command line (missing or unknown tool, unknown flag) and a bad
+argument exit 2 naming the field; an exception inside the tool exits 1 with its traceback on
+stderr. Large arrays are written as files in the working directory by the tool itself and the
+report names them.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import importlib
 import json
 import sys
 import time
+import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -66,48 +71,92 @@ def _load(run: str):
     return getattr(importlib.import_module(module_name), func_name)
 
 
-def main(tools: Sequence[ToolSpec], argv: Sequence[str] | None = None) -> int:
-    """Parse, validate, run one tool and print its report; returns the exit code."""
-    by_entry = {t.entry or t.name: t for t in tools}
-    parser = argparse.ArgumentParser(
+class CommandLineError(ValueError):
+    """The command line itself was wrong (unknown flag, unknown or missing tool name).
+
+    argparse would print usage to stderr and exit; callers of a tool (actors, scripts) read
+    stdout, so these become the same one-line JSON error as every other failure.
+    """
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        raise CommandLineError(message)
+
+
+def tool_names(spec: ToolSpec) -> tuple[str, ...]:
+    """The names that select ``spec`` on the command line: its entry (if any) and its name,
+    the one ``labcoat tools`` shows, so both spellings work."""
+    return tuple(dict.fromkeys(n for n in (spec.entry, spec.name) if n))
+
+
+def resolve_tool(tools: Sequence[ToolSpec], name: str | None) -> ToolSpec:
+    """The tool that ``name`` selects; a package with one tool needs no name.
+
+    Raises :class:`CommandLineError` listing the choices when the name is missing or unknown.
+    """
+    if name is None:
+        if len(tools) == 1:
+            return tools[0]
+        raise CommandLineError(f"name a tool: one of {_choices(tools)}")
+    for spec in tools:
+        if name in tool_names(spec):
+            return spec
+    raise CommandLineError(f"unknown tool {name!r}; choose one of {_choices(tools)}")
+
+
+def _choices(tools: Sequence[ToolSpec]) -> list[str]:
+    return sorted({n for t in tools for n in tool_names(t)})
+
+
+def _fail(message: str, code: int, detail: str | None = None) -> int:
+    """Every failure: one JSON object on stdout (what callers parse) and the same line, plus
+    any traceback, on stderr (what a human watching the process reads)."""
+    _emit({"error": message})
+    print(f"error: {message}", file=sys.stderr)
+    if detail:
+        sys.stderr.write(detail)
+    sys.stderr.flush()
+    return code
+
+
+def _parser(tools: Sequence[ToolSpec]) -> argparse.ArgumentParser:
+    parser = _Parser(
         prog=f"python -m {tools[0].module}",
-        description="; ".join(f"{k}: {t.description}" for k, t in by_entry.items()),
+        description="; ".join(f"{' | '.join(tool_names(t))}: {t.description}" for t in tools),
     )
-    if len(tools) > 1:
-        parser.add_argument("tool", choices=sorted(by_entry))
-    else:
-        parser.add_argument("tool", nargs="?", default=next(iter(by_entry)))
+    parser.add_argument("tool", nargs="?", default=None, help=f"one of {_choices(tools)}")
     parser.add_argument("--args", help="arguments as one JSON object (default: read stdin)")
     parser.add_argument("--schema", action="store_true", help="print the JSON Schema and exit")
-    ns = parser.parse_args(argv)
-    spec = by_entry.get(ns.tool)
-    if spec is None:
-        _emit({"error": f"unknown tool {ns.tool!r}; choose one of {sorted(by_entry)}"})
-        return EXIT_BAD_ARGS
+    return parser
+
+
+def main(tools: Sequence[ToolSpec], argv: Sequence[str] | None = None) -> int:
+    """Parse, validate, run one tool and print its report; returns the exit code."""
+    try:
+        ns = _parser(tools).parse_args(argv)
+        spec = resolve_tool(tools, ns.tool)
+    except CommandLineError as err:
+        return _fail(str(err), EXIT_BAD_ARGS)
     if ns.schema:
         _emit(spec.args_model.model_json_schema())
         return 0
     try:
         args = spec.args_model.model_validate(_read_args(ns.args))
     except ValidationError as err:
-        msg = describe_validation_error(err)
-        _emit({"error": f"bad arguments for {spec.name}: {msg}"})
-        print(f"error: {msg}", file=sys.stderr)
-        return EXIT_BAD_ARGS
+        return _fail(f"bad arguments for {spec.name}: {describe_validation_error(err)}", EXIT_BAD_ARGS)
     except ValueError as err:  # json.JSONDecodeError is a ValueError
-        _emit({"error": f"bad arguments for {spec.name}: {err}"})
-        return EXIT_BAD_ARGS
+        return _fail(f"bad arguments for {spec.name}: {err}", EXIT_BAD_ARGS)
     start = time.perf_counter()
     try:
         report = _load(spec.run)(args)
     except (ValueError, FileNotFoundError) as err:
         # Raised by tools for argument values that only fail once used (a missing file, a
         # shape mismatch): still the caller's mistake, so it is reported the same way.
-        _emit({"error": f"{spec.name}: {err}"})
-        return EXIT_BAD_ARGS
+        return _fail(f"{spec.name}: {err}", EXIT_BAD_ARGS)
     except Exception as err:  # noqa: BLE001 - the report must stay one JSON object
-        _emit({"error": f"{spec.name} failed: {type(err).__name__}: {err}"})
-        return EXIT_FAILED
+        return _fail(f"{spec.name} failed: {type(err).__name__}: {err}", EXIT_FAILED,
+                     traceback.format_exc())
     if isinstance(report, BaseModel):
         report = report.model_dump(mode="json")
     report = dict(report)

@@ -34,3 +34,19 @@ class ToolSpec:
         if self.entry:
             cmd.append(self.entry)
         return cmd
+
+
+def check_seeds(value: int | list[int], limit: int) -> int | list[int]:
+    """Validate the shared ``seeds`` argument (see ``methods/_arg_names.py``): an int n means
+    seeds 0..n-1, else an explicit list; at most ``limit`` runs, seeds non-negative. Kept here
+    so every tool's ``seeds`` is checked, and worded, the same way."""
+    if isinstance(value, int) and not 1 <= value <= limit:
+        raise ValueError(f"an int n must be in 1..{limit} (meaning seeds 0..n-1)")
+    if isinstance(value, list) and (not value or len(value) > limit or any(s < 0 for s in value)):
+        raise ValueError(f"a list must hold 1..{limit} non-negative seeds")
+    return value
+
+
+def seed_list(value: int | list[int]) -> list[int]:
+    """The seeds a ``seeds`` argument names: ``range(n)`` for an int n, else the list itself."""
+    return list(range(value)) if isinstance(value, int) else list(value)

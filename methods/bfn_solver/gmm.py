@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from methods._data import digits
 from methods.bfn_solver.schedule import SIGMA1_SQ, alpha_sigma
 
 
@@ -58,9 +59,8 @@ class GMM:
 
 
 def digits_data() -> np.ndarray:
-    from sklearn.datasets import load_digits
-
-    return load_digits().data / 8.0 - 1.0
+    """Digits scaled to [-1, 1] (float64), the BFN data range."""
+    return digits()[0].astype(np.float64) * 2.0 - 1.0
 
 
 def _cache_path() -> Path:

@@ -32,14 +32,14 @@ def sample_tool(args: SampleArgs) -> dict[str, Any]:
         base = MLPDenoiser(net, args.sigma1_sq)
     denoise = CountingDenoiser(base)
     x = sample(
-        denoise, args.sampler, args.n, gmm.dim, args.nfe, np.random.default_rng(args.seed),
+        denoise, args.sampler, args.n_samples, gmm.dim, args.nfe, np.random.default_rng(args.seed),
         eta=args.eta, sigma1_sq=args.sigma1_sq, init=args.init, last_drop=args.last_drop,
         data_mean=gmm.mean, data_var=float(np.trace(gmm.covariance)) / gmm.dim,
     )
     if denoise.calls != args.nfe:
         raise RuntimeError(f"the sampler made {denoise.calls} denoiser calls, not {args.nfe}")
-    reference = gmm.sample(args.n, np.random.default_rng(REFERENCE_SEED))
-    floor = frechet_distance(gmm.sample(args.n, np.random.default_rng(FLOOR_SEED)), reference)
+    reference = gmm.sample(args.n_samples, np.random.default_rng(REFERENCE_SEED))
+    floor = frechet_distance(gmm.sample(args.n_samples, np.random.default_rng(FLOOR_SEED)), reference)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(out, samples=x)
@@ -50,7 +50,7 @@ def sample_tool(args: SampleArgs) -> dict[str, Any]:
         "nfe": denoise.calls,
         "sampler": args.sampler,
         "denoiser": args.denoiser,
-        "n": args.n,
+        "n": args.n_samples,
         "grid": denoise.times,  # the t of every denoiser call
         "seconds": round(time.perf_counter() - start, 3),
     }

@@ -23,7 +23,7 @@ class SampleArgs(BaseModel):
         "ode2m", description="bfn (original BFN sampler), ode1 (BFN-Solver++1), ode2m (++2M multistep), sde2m (SDE-++2M)"
     )
     nfe: int = Field(10, ge=1, le=1000, description="denoiser calls (the BFN sampler counts its final call)")
-    n: int = Field(1000, ge=2, le=20000, description="samples to draw")
+    n_samples: int = Field(1000, ge=2, le=20000, description="samples to draw")
     eta: float = Field(0.01, gt=0, lt=1, description="start time of the solvers' grid")
     sigma1_sq: float = Field(1e-6, gt=0, lt=1, description="BFN sigma_1^2")
     init: Literal["zero_mean_and_std", "optimal_mean_and_std"] = Field(

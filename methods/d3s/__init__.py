@@ -6,23 +6,13 @@ post-BN features). Distribution matching (DM) and random real images are the com
 this scale DM wins.
 """
 
-from methods.d3s.data import Split, load_digits_split, load_npz_split, load_split
-from methods.d3s.distill import (
-    D3SObjective,
-    DistillConfig,
-    DistillResult,
-    distill,
-    dm_loss,
-    init_synthetic,
-)
-from methods.d3s.models import PlainMLP, Teacher, accuracy, train_teacher
-from methods.d3s.stats import Gaussian, gaussian_kl, moments, regularised
-from methods.d3s.students import student_accuracies, train_student
-from methods.d3s.teachers import load_or_train
+from methods._lazy import lazy_exports
 
-__all__ = [
-    "D3SObjective", "DistillConfig", "DistillResult", "Gaussian", "PlainMLP", "Split", "Teacher",
-    "accuracy", "distill", "dm_loss", "gaussian_kl", "init_synthetic", "load_digits_split",
-    "load_npz_split", "load_or_train", "load_split", "moments", "regularised",
-    "student_accuracies", "train_student", "train_teacher",
-]
+__getattr__, __all__ = lazy_exports(__name__, {
+    "data": ["Split", "load_digits_split", "load_npz_split", "load_split"],
+    "distill": ["D3SObjective", "DistillConfig", "DistillResult", "dm_loss", "init_synthetic"],
+    "models": ["PlainMLP", "Teacher", "accuracy", "train_teacher"],
+    "stats": ["Gaussian", "gaussian_kl", "moments", "regularised"],
+    "students": ["student_accuracies", "train_student"],
+    "teachers": ["load_or_train"],
+})

@@ -6,8 +6,9 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import torch
+
+from methods._data import digits_permuted_split, load_npz
 
 N_TRAIN = 1200
 N_CLASSES = 10
@@ -29,31 +30,16 @@ class Split:
 
 def load_digits_split() -> Split:
     """sklearn's bundled digits: perm = default_rng(0).permutation(1797); first 1200 train."""
-    from sklearn.datasets import load_digits
-
-    digits = load_digits()
-    X = (digits.data / 16.0).astype(np.float32)
-    y = digits.target.astype(np.int64)
-    perm = np.random.default_rng(0).permutation(len(y))
-    train, test = perm[:N_TRAIN], perm[N_TRAIN:]
-    return Split(
-        torch.from_numpy(X[train]), torch.from_numpy(y[train]),
-        torch.from_numpy(X[test]), torch.from_numpy(y[test]),
-    )
+    return Split(*(torch.from_numpy(a) for a in digits_permuted_split(N_TRAIN, seed=0)))
 
 
 def load_npz_split(path: str | Path) -> Split:
     """An npz with ``X_train`` (n, 64) and ``y_train`` (n,) and optionally ``X_test``/``y_test``."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"data: {path} does not exist")
-    with np.load(path) as z:
-        if "X_train" not in z or "y_train" not in z:
-            raise ValueError(f"data: {path} must hold X_train and y_train")
-        X = torch.as_tensor(z["X_train"], dtype=torch.float32)
-        y = torch.as_tensor(z["y_train"], dtype=torch.int64)
-        X_test = torch.as_tensor(z["X_test"], dtype=torch.float32) if "X_test" in z else None
-        y_test = torch.as_tensor(z["y_test"], dtype=torch.int64) if "y_test" in z else None
+    z = load_npz(path, "data", required=("X_train", "y_train"), optional=("X_test", "y_test"))
+    X = torch.as_tensor(z["X_train"], dtype=torch.float32)
+    y = torch.as_tensor(z["y_train"], dtype=torch.int64)
+    X_test = torch.as_tensor(z["X_test"], dtype=torch.float32) if "X_test" in z else None
+    y_test = torch.as_tensor(z["y_test"], dtype=torch.int64) if "y_test" in z else None
     if X.ndim != 2 or X.shape[1] != 64 or y.shape != (X.shape[0],):
         raise ValueError(f"data: X_train must be (n, 64) and y_train (n,), got {tuple(X.shape)}, {tuple(y.shape)}")
     return Split(X, y, X_test, y_test)

@@ -78,7 +78,7 @@ TOOLS = [
         ),
         args_model=DistillArgs,
         module="methods.d3s",
-        run="methods.d3s.tools_impl:run_distill",
+        run="methods.d3s.run:run_distill",
         entry="distill",
     ),
     ToolSpec(
@@ -89,7 +89,7 @@ TOOLS = [
         ),
         args_model=EvaluateArgs,
         module="methods.d3s",
-        run="methods.d3s.tools_impl:run_evaluate",
+        run="methods.d3s.run:run_evaluate",
         entry="evaluate_distilled",
     ),
 ]

@@ -6,36 +6,11 @@ model's accuracy (running statistics). The CPU-scale protocol (digits, a BN-MLP,
 runs all sets at once: each set gets its own copy of the BN layers (GroupedBatchNorm).
 """
 
-# Lazy: the workbench imports this package to read tools.py, which must not pull in
-# numpy/scipy/torch; attributes load their module on first use (PEP 562).
-from importlib import import_module
+from methods._lazy import lazy_exports
 
-_EXPORTS = {
-    "DigitsBNMLP": "methods.entropy_enigma.model",
-    "EataLoss": "methods.entropy_enigma.adapt",
-    "FlipStats": "methods.entropy_enigma.flips",
-    "KINDS": "methods.entropy_enigma.data",
-    "all_shifts": "methods.entropy_enigma.data",
-    "apply_shift": "methods.entropy_enigma.data",
-    "authors_accuracy": "methods.entropy_enigma.flips",
-    "builtin_source_model": "methods.entropy_enigma.model",
-    "configure_for_em": "methods.entropy_enigma.adapt",
-    "entropy": "methods.entropy_enigma.adapt",
-    "entropy_minimize": "methods.entropy_enigma.adapt",
-    "estimate_flips": "methods.entropy_enigma.flips",
-    "estimate_flips_many": "methods.entropy_enigma.flips",
-    "fit_flips_to_acc": "methods.entropy_enigma.flips",
-    "group_for_em": "methods.entropy_enigma.adapt",
-    "load_digits_split": "methods.entropy_enigma.data",
-    "loco_predictions": "methods.entropy_enigma.flips",
-    "predict": "methods.entropy_enigma.adapt",
-    "rank_weights": "methods.entropy_enigma.flips",
-    "train_source": "methods.entropy_enigma.model",
-}
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        return getattr(import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __all__ = lazy_exports(__name__, {
+    "adapt": ["EataLoss", "configure_for_em", "entropy", "entropy_minimize", "group_for_em", "predict"],
+    "data": ["KINDS", "all_shifts", "apply_shift", "load_digits_split"],
+    "flips": ["FlipStats", "authors_accuracy", "estimate_flips", "estimate_flips_many", "fit_flips_to_acc", "loco_predictions", "rank_weights"],
+    "model": ["DigitsBNMLP", "builtin_source_model", "train_source"],
+})

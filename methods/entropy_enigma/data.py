@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage
 
+from methods._data import digits_permuted_split
+
 KINDS = ("noise", "blur", "rot", "drop", "contrast", "shift")
 SEVERITIES = (1, 2, 3, 4, 5)
 
@@ -21,13 +23,7 @@ class DigitsSplit:
 
 def load_digits_split(n_train: int = 1000, seed: int = 0) -> DigitsSplit:
     """sklearn's bundled digits scaled to [0, 1], split by a seeded permutation."""
-    from sklearn.datasets import load_digits
-
-    d = load_digits()
-    x = d.data.astype(np.float32) / 16.0
-    perm = np.random.default_rng(seed).permutation(len(x))
-    tr, te = perm[:n_train], perm[n_train:]
-    return DigitsSplit(x[tr], d.target[tr], x[te], d.target[te])
+    return DigitsSplit(*digits_permuted_split(n_train, seed))
 
 
 def _translate(img: np.ndarray, dy: int, dx: int) -> np.ndarray:

@@ -50,6 +50,6 @@ TOOLS = [
         ),
         args_model=FlipArgs,
         module="methods.entropy_enigma",
-        run="methods.entropy_enigma.tool:flip_accuracy_estimate",
+        run="methods.entropy_enigma.run:flip_accuracy_estimate",
     )
 ]

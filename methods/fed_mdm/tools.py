@@ -32,22 +32,22 @@ class FitArgs(BaseModel):
 
     counts: str | None = Field(None, description="npz file holding `counts` (clients x classes ints); omit to use `synthetic`")
     synthetic: SyntheticArgs | None = Field(None, description="built-in synthetic clients (used when `counts` is absent)")
-    K: int = Field(3, ge=1, le=50, description="number of mixture components")
-    iters: int = Field(200, ge=1, le=20_000, description="EM iterations (one Minka step each)")
+    n_components: int = Field(3, ge=1, le=50, description="number of mixture components")
+    steps: int = Field(200, ge=1, le=20_000, description="EM iterations (one Minka step each)")
     init: Literal["argmax", "median"] = Field("argmax", description="moment-matching initial precision: authors' (argmax class) or median over classes")
     init_seed: int = Field(0, description="seed of the random initial assignment")
     size_bins: list[float] | None = Field(None, min_length=2, description="client-size bin edges; models P(size bin | component); null drops the size term")
     alpha_floor: float = Field(1e-6, gt=0, description="lower bound on every alpha")
     heldout: str | None = Field(None, description="npz with `counts` of held-out clients (synthetic: its test clients)")
     dp_sigma: float = Field(0.0, ge=0, description="EXPERIMENTAL: Gaussian noise std on the aggregated sums (uncalibrated, no privacy claim)")
-    out: str = Field("mdm_fit.json", description="where to write this report (partition_mdm reads it as `model`)")
+    out: str = Field("mdm_fit.json", description="where to write this report (partition_mdm reads it as `fit_report`)")
 
 
 class PartitionArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    labels: str = Field("digits", description="'digits' (sklearn's 1797 digits labels) or an npz with `labels`")
-    model: str | None = Field(None, description="path to a fit_mdm report (JSON); else give phi and alphas")
+    data: str = Field("digits", description="'digits' (sklearn's 1797 digits labels) or an npz with `labels`")
+    fit_report: str | None = Field(None, description="path to a fit_mdm report (JSON); else give phi and alphas")
     phi: list[float] | None = Field(None, description="mixture weights (K)")
     alphas: list[list[float]] | None = Field(None, description="Dirichlet parameters (K x C)")
     sizes: list[int] | None = Field(None, description="client sizes to resample; default: the model's size histogram if it has one, else uniform 20..79")
@@ -58,12 +58,12 @@ class PartitionArgs(BaseModel):
     spread_after_fails: int = Field(20, ge=1, description="every this many x n draws, flatten q a little")
     spread_pct: float = Field(0.02, gt=0, description="mass added to every class when flattening q")
     compare_to: str | None = Field(None, description="npz with `counts` of real clients: report the energy distance to them")
-    out: str = Field("partition", description="prefix of the npz files written")
+    out_prefix: str = Field("partition", description="prefix of the npz files written")
 
     @model_validator(mode="after")
     def _source(self) -> "PartitionArgs":
-        if self.model is None and (self.phi is None or self.alphas is None):
-            raise ValueError("give `model` (a fit_mdm report) or both `phi` and `alphas`")
+        if self.fit_report is None and (self.phi is None or self.alphas is None):
+            raise ValueError("give `fit_report` (a fit_mdm report) or both `phi` and `alphas`")
         if (self.size_hist is None) != (self.size_bins is None):
             raise ValueError("size_hist and size_bins go together")
         return self
@@ -79,7 +79,7 @@ TOOLS = [
         ),
         args_model=FitArgs,
         module="methods.fed_mdm",
-        run="methods.fed_mdm.tool:run_fit",
+        run="methods.fed_mdm.run:run_fit",
         entry="fit_mdm",
     ),
     ToolSpec(
@@ -91,7 +91,7 @@ TOOLS = [
         ),
         args_model=PartitionArgs,
         module="methods.fed_mdm",
-        run="methods.fed_mdm.tool:run_partition",
+        run="methods.fed_mdm.run:run_partition",
         entry="partition_mdm",
     ),
 ]

@@ -17,28 +17,11 @@ claims; the paper's own construction may differ]
 The VC-dimension bound is not implemented.
 """
 
+from methods._lazy import lazy_exports
 
-from __future__ import annotations
-
-import importlib
-
-# Exports resolve lazily: importing methods.ln_net.tools (as the workbench does to list
-# tools) must never pull in numpy or torch.
-_EXPORTS = {
-    "Construction": "methods.ln_net.construction",
-    "GroupLayerNorm": "methods.ln_net.ln",
-    "LNNet": "methods.ln_net.net",
-    "construct": "methods.ln_net.construction",
-    "forward_construction": "methods.ln_net.construction",
-    "group_layer_norm": "methods.ln_net.ln",
-    "layer_norm": "methods.ln_net.ln",
-    "lssr": "methods.ln_net.scatter",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __all__ = lazy_exports(__name__, {
+    "construction": ["Construction", "construct", "forward_construction"],
+    "ln": ["GroupLayerNorm", "group_layer_norm", "layer_norm"],
+    "net": ["LNNet"],
+    "scatter": ["lssr"],
+})

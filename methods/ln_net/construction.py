@@ -124,7 +124,7 @@ def construct(X: np.ndarray, y: np.ndarray, seed: int = 0, merge_tries: int = 50
     if set(np.unique(y)) != {0, 1}:
         raise ValueError("y: labels must be binary (0/1) with both classes present")
     if m < 3:
-        raise ValueError(f"m: need at least 3 points, got {m}")
+        raise ValueError(f"n_points: need at least 3 points, got {m}")
     rng = np.random.default_rng([seed, 1])
     gap0, W0, b0, U = _embed(X, rng, embed_tries)
     if gap0 <= 0:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from methods._data import load_npz
 from methods.ln_net.capacity import fit_random_labels, random_labels
 from methods.ln_net.construction import construct, forward_construction
 from methods.ln_net.scatter import lssr
@@ -15,12 +15,8 @@ from methods.ln_net.tools import LNCapacityArgs, LNConstructArgs
 
 
 def _load_xy(path: str, binary: bool) -> tuple[np.ndarray, np.ndarray]:
-    if not Path(path).exists():
-        raise FileNotFoundError(f"data: no such file {path!r}")
-    with np.load(path) as f:
-        if "X" not in f.files or "y" not in f.files:
-            raise ValueError("data: the npz needs X and y")
-        X, y = f["X"].astype(np.float64), f["y"]
+    f = load_npz(path, "data", required=("X", "y"))
+    X, y = f["X"].astype(np.float64), f["y"]
     if X.ndim != 2 or y.shape != (len(X),) or not np.issubdtype(y.dtype, np.integer):
         raise ValueError("data: X must be (m, d) and y (m,) integer labels")
     if y.min() < 0:
@@ -33,12 +29,12 @@ def _load_xy(path: str, binary: bool) -> tuple[np.ndarray, np.ndarray]:
 def ln_capacity(args: LNCapacityArgs) -> dict[str, Any]:
     torch.set_num_threads(1)
     if args.data == "gaussian":
-        X, y = random_labels(args.m, args.d, args.n_classes, args.data_seed)
+        X, y = random_labels(args.n_points, args.d, args.n_classes, args.data_seed)
     else:
         Xn, yn = _load_xy(args.data, binary=False)
         X, y = torch.as_tensor(Xn, dtype=torch.float32), torch.as_tensor(yn)
     common = dict(width=args.width, depth=args.depth, steps=args.steps, lr=args.lr,
-                  eps=args.eps, seed=args.seed)
+                  eps=args.norm_eps, seed=args.seed)
     fit = fit_random_labels(X, y, groups=args.groups, **common)
     linear = (fit_random_labels(X, y, groups=0, **common)
               if args.compare_linear and args.groups > 0 else None)
@@ -61,10 +57,10 @@ def ln_construct(args: LNConstructArgs) -> dict[str, Any]:
     warnings = []
     if args.data == "gaussian":
         rng = np.random.default_rng([args.seed, 0])
-        X = rng.normal(size=(args.m, args.d))
-        y = rng.integers(0, 2, size=args.m)
+        X = rng.normal(size=(args.n_points, args.d))
+        y = rng.integers(0, 2, size=args.n_points)
         while len(np.unique(y)) < 2:
-            y = rng.integers(0, 2, size=args.m)
+            y = rng.integers(0, 2, size=args.n_points)
     else:
         X, y = _load_xy(args.data, binary=True)
         if len(X) > 64:

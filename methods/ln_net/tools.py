@@ -12,7 +12,7 @@ class LNCapacityArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    m: int = Field(256, ge=2, le=100_000, description="number of points")
+    n_points: int = Field(256, ge=2, le=100_000, description="number of points")
     d: int = Field(8, ge=1, le=4096, description="input dimension")
     n_classes: int = Field(2, ge=2, le=1000, description="number of random classes")
     data: str = Field("gaussian", description='"gaussian" (X ~ N(0, I), uniform random labels) '
@@ -23,7 +23,7 @@ class LNCapacityArgs(BaseModel):
                         "0 = no norms (the linear baseline)")
     steps: int = Field(800, ge=0, le=100_000, description="full-batch Adam steps")
     lr: float = Field(3e-3, gt=0.0, description="Adam learning rate")
-    eps: float = Field(1e-5, ge=0.0, description="epsilon inside the norm's variance")
+    norm_eps: float = Field(1e-5, ge=0.0, description="epsilon inside the norm's variance")
     compare_linear: bool = Field(True, description="also train the same net with the norms "
                                  "removed")
     data_seed: int = Field(0, ge=0, description="seed of the random data")
@@ -41,7 +41,7 @@ class LNConstructArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    m: int = Field(16, ge=3, le=64, description="number of points (above 32 float64 may fail)")
+    n_points: int = Field(16, ge=3, le=64, description="number of points (above 32 float64 may fail)")
     d: int = Field(8, ge=1, le=4096, description="input dimension")
     data: str = Field("gaussian", description='"gaussian" (X ~ N(0, I), random binary labels) '
                       "or an .npz path with X (m, d) and binary y")

@@ -29,16 +29,16 @@ class MBCArgs(BaseModel):
 
     vectors: str | None = Field(None, description="npz with `V` (tasks x parameters): flattened LoRA parameters; omit to use `synthetic`")
     synthetic: SyntheticLibrary | None = Field(None, description="build private LoRAs on the synthetic tasks (default when `vectors` is absent)")
-    k: int | None = Field(None, ge=1, description="number of clusters (synthetic default: families; required with `vectors`)")
+    n_clusters: int | None = Field(None, ge=1, description="number of clusters (synthetic default: families; required with `vectors`)")
     sparsity: float = Field(0.8, ge=0, lt=1, description="zero entries at or below this quantile of |v| per row")
-    n_components: int = Field(64, ge=1, description="TruncatedSVD components (capped at tasks - 1)")
+    svd_components: int = Field(64, ge=1, description="TruncatedSVD components (capped at tasks - 1)")
     n_init: int = Field(10, ge=1, description="KMeans restarts")
-    kmeans_seed: int = Field(42, description="KMeans/SVD random state")
+    seed: int = Field(42, description="KMeans/SVD random state")
 
     @model_validator(mode="after")
     def _k(self) -> "MBCArgs":
-        if self.vectors is not None and self.k is None:
-            raise ValueError("k is required with `vectors`")
+        if self.vectors is not None and self.n_clusters is None:
+            raise ValueError("n_clusters is required with `vectors`")
         return self
 
 
@@ -72,7 +72,7 @@ TOOLS = [
         ),
         args_model=MBCArgs,
         module="methods.lora_library",
-        run="methods.lora_library.tool:run_mbc",
+        run="methods.lora_library.run:run_mbc",
         entry="mbc_cluster",
     ),
     ToolSpec(
@@ -84,7 +84,7 @@ TOOLS = [
         ),
         args_model=ArrowArgs,
         module="methods.lora_library",
-        run="methods.lora_library.tool:run_arrow",
+        run="methods.lora_library.run:run_arrow",
         entry="arrow_route",
     ),
 ]

@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from methods._data import load_npz
+
 
 @dataclass
 class Graph:
@@ -89,21 +91,15 @@ def csbm(
 
 def load_graph(path: str | Path) -> Graph:
     """An npz with ``edges`` (2,E), ``X`` (n,d), ``y`` (n,) (-1 unknown) and bool masks."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"graph_npz: {str(path)!r} does not exist")
-    with np.load(path) as f:
-        missing = {"edges", "X", "y", "train", "val", "test"} - set(f.files)
-        if missing:
-            raise ValueError(f"graph_npz: missing arrays {sorted(missing)}")
-        g = Graph(
-            edges=np.asarray(f["edges"], dtype=np.int64),
-            X=np.asarray(f["X"], dtype=np.float32),
-            y=np.asarray(f["y"], dtype=np.int64),
-            train=np.asarray(f["train"], dtype=bool),
-            val=np.asarray(f["val"], dtype=bool),
-            test=np.asarray(f["test"], dtype=bool),
-        )
+    f = load_npz(path, "graph_npz", required=("edges", "X", "y", "train", "val", "test"))
+    g = Graph(
+        edges=np.asarray(f["edges"], dtype=np.int64),
+        X=np.asarray(f["X"], dtype=np.float32),
+        y=np.asarray(f["y"], dtype=np.int64),
+        train=np.asarray(f["train"], dtype=bool),
+        val=np.asarray(f["val"], dtype=bool),
+        test=np.asarray(f["test"], dtype=bool),
+    )
     n = len(g.X)
     if g.edges.ndim != 2 or g.edges.shape[0] != 2 or (g.edges.size and (g.edges.min() < 0 or g.edges.max() >= n)):
         raise ValueError("graph_npz: edges must be (2, E) node ids in [0, n)")

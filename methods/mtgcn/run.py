@@ -19,7 +19,9 @@ def classify_tool(args: ClassifyArgs) -> dict[str, Any]:
         graph = load_graph(args.graph_npz)
     else:
         graph = csbm(**args.csbm.model_dump())
-    cfg = FitConfig(**args.model_dump(exclude={"graph_npz", "csbm"}))
+    fields = args.model_dump(exclude={"graph_npz", "csbm"})
+    fields["model"] = fields.pop("variant")  # the tool says `variant`; FitConfig keeps `model`
+    cfg = FitConfig(**fields)
     r = fit(graph, cfg)
     return {
         "test_acc": r.test_acc,

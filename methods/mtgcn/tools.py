@@ -35,7 +35,7 @@ class ClassifyArgs(BaseModel):
         "null draws a CSBM graph from `csbm`",
     )
     csbm: CSBMArgs = Field(default_factory=CSBMArgs, description="CSBM settings, used when graph_npz is null")
-    model: Literal["mtgcn", "single_track", "gcn", "mlp"] = Field(
+    variant: Literal["mtgcn", "single_track", "gcn", "mlp"] = Field(
         "mtgcn", description="mtgcn, single_track (same residual propagation, one track), gcn (L layers, no residual), mlp"
     )
     layers: int = Field(16, ge=1, description="propagation layers L")

@@ -19,30 +19,11 @@ The paper body was not readable, so this package implements the spec's reading:
 * The expert is assumed deterministic, as in the follow-up's theorems.
 """
 
+from methods._lazy import lazy_exports
 
-from __future__ import annotations
-
-import importlib
-
-# Exports resolve lazily: importing methods.offline_irl.tools (as the workbench does to list
-# tools) must never pull in numpy or torch.
-_EXPORTS = {
-    "Estimate": "methods.offline_irl.estimate",
-    "MDP": "methods.offline_irl.mdp",
-    "candidate_pool": "methods.offline_irl.rewards",
-    "estimate_from_data": "methods.offline_irl.estimate",
-    "estimated_membership": "methods.offline_irl.membership",
-    "exact_membership": "methods.offline_irl.membership",
-    "expert_is_optimal": "methods.offline_irl.membership",
-    "generate_instance": "methods.offline_irl.mdp",
-    "sample_datasets": "methods.offline_irl.mdp",
-    "value_level_membership": "methods.offline_irl.membership",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __all__ = lazy_exports(__name__, {
+    "estimate": ["Estimate", "estimate_from_data"],
+    "mdp": ["MDP", "generate_instance", "sample_datasets"],
+    "membership": ["estimated_membership", "exact_membership", "expert_is_optimal", "value_level_membership"],
+    "rewards": ["candidate_pool"],
+})

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from methods._data import load_npz
 from methods.offline_irl.estimate import estimate_from_data
 from methods.offline_irl.mdp import MDP, generate_instance, sample_datasets
 from methods.offline_irl.membership import estimated_membership, exact_membership
@@ -16,20 +16,13 @@ from methods.offline_irl.scoring import compare_to_truth, missed_expert_states
 from methods.offline_irl.tools import FeasibleRewardCheckArgs
 
 
-def _load_npz(path: str, field: str) -> dict[str, np.ndarray]:
-    if not Path(path).exists():
-        raise FileNotFoundError(f"{field}: no such file {path!r}")
-    with np.load(path) as data:
-        return {k: data[k] for k in data.files}
-
-
 def _load_instance(args: FeasibleRewardCheckArgs) -> tuple[dict[str, Any], MDP | None, Any]:
     """Returns (data dict with D_E, D_b, S, A, H), the true MDP if known, and r_true if known."""
     if args.instance == "generate":
-        mdp, r_true = generate_instance(args.S, args.A, args.H, args.seed, args.d_min)
-        D_E, D_b = sample_datasets(mdp, args.n, args.seed)
-        return {"D_E": D_E, "D_b": D_b, "S": args.S, "A": args.A, "H": args.H}, mdp, r_true
-    raw = _load_npz(args.instance, "instance")
+        mdp, r_true = generate_instance(args.S, args.A, args.horizon, args.seed, args.d_min)
+        D_E, D_b = sample_datasets(mdp, args.n_episodes, args.seed)
+        return {"D_E": D_E, "D_b": D_b, "S": args.S, "A": args.A, "H": args.horizon}, mdp, r_true
+    raw = load_npz(args.instance, "instance")
     missing = [k for k in ("D_E", "D_b", "S", "A", "H") if k not in raw]
     if missing:
         raise ValueError(f"instance: the npz lacks {missing}")
@@ -49,7 +42,7 @@ def _load_rewards(args: FeasibleRewardCheckArgs, mdp: MDP | None, r_true, shape)
             raise ValueError("rewards: the pool needs the true expert policy (pi_E, P, d0, pi_b "
                              "in the instance npz); pass an npz with R instead")
         return candidate_pool(mdp.pi_E, mdp.A, args.seed, r_true=r_true)
-    raw = _load_npz(args.rewards, "rewards")
+    raw = load_npz(args.rewards, "rewards")
     if "R" not in raw:
         raise ValueError("rewards: the npz has no array R")
     R = np.asarray(raw["R"], dtype=float)

@@ -22,8 +22,8 @@ class FeasibleRewardCheckArgs(BaseModel):
     )
     S: int = Field(6, ge=1, le=200, description="states (generate only)")
     A: int = Field(3, ge=1, le=50, description="actions (generate only)")
-    H: int = Field(4, ge=1, le=100, description="horizon (generate only)")
-    n: int = Field(200, ge=1, le=1_000_000, description="episodes in each of D^E and D^b "
+    horizon: int = Field(4, ge=1, le=100, description="horizon (generate only)")
+    n_episodes: int = Field(200, ge=1, le=1_000_000, description="episodes in each of D^E and D^b "
                    "(generate only)")
     d_min: float = Field(0.0, ge=0.0, le=1.0, description="generator: redraw the MDP until the "
                          "expert occupancy is >= d_min at every expert-reachable state")

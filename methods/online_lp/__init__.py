@@ -6,29 +6,11 @@ Structure from the journal version's Alg. 3 via a third-party summary; constants
 :mod:`methods.online_lp.policies`). The T^{1/3} rate is not demonstrated at this scale.
 """
 
-from methods.online_lp.instances import Instance, make_instance
-from methods.online_lp.offline import OfflineSolution, dual_value, solve_offline
-from methods.online_lp.policies import (
-    Concurrent,
-    ExploreExploit,
-    Subgradient,
-    accept_rule,
-    subgradient_step,
-)
-from methods.online_lp.simulate import Batch, PassResult, run_pass
+from methods._lazy import lazy_exports
 
-__all__ = [
-    "Batch",
-    "Concurrent",
-    "ExploreExploit",
-    "Instance",
-    "OfflineSolution",
-    "PassResult",
-    "Subgradient",
-    "accept_rule",
-    "dual_value",
-    "make_instance",
-    "run_pass",
-    "solve_offline",
-    "subgradient_step",
-]
+__getattr__, __all__ = lazy_exports(__name__, {
+    "instances": ["Instance", "make_instance"],
+    "offline": ["OfflineSolution", "dual_value", "solve_offline"],
+    "policies": ["Concurrent", "ExploreExploit", "Subgradient", "accept_rule", "subgradient_step"],
+    "simulate": ["Batch", "PassResult", "run_pass"],
+})

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from methods.toolspec import ToolSpec
+from methods.toolspec import ToolSpec, check_seeds
 
 MethodName = Literal["subgradient", "explore_exploit", "concurrent"]
 
@@ -16,9 +16,9 @@ class OnlineLpArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    T: int = Field(32000, ge=100, le=1_000_000, description="number of arrivals (horizon)")
-    m: int = Field(4, ge=1, le=20, description="number of resources")
-    d: float | list[float] = Field(
+    horizon: int = Field(32000, ge=100, le=1_000_000, description="number of arrivals T (the horizon)")
+    n_resources: int = Field(4, ge=1, le=20, description="number of resources")
+    budget_per_arrival: float | list[float] = Field(
         0.25,
         description="budget per arrival, in (0,1): one float for every resource or a list of m "
         "floats (in 'scaled' this is the base budget, multiplied by the instance's scales u)",
@@ -56,28 +56,24 @@ class OnlineLpArgs(BaseModel):
         5.0, ge=0, description="concurrent: ball radius c_r (r = c_r·T^(-1/3)); null = no ball"
     )
     trace_every: int = Field(
-        0, ge=0, description="0 = off; else record the decision price y^D every k steps"
+        0, ge=0, description="0 = off; else record the decision price y^D every this many arrivals"
     )
 
-    @field_validator("d")
+    @field_validator("budget_per_arrival")
     @classmethod
     def _check_d(cls, v: float | list[float], info) -> float | list[float]:
         values = [v] if isinstance(v, (int, float)) else v
         if not all(0.0 < x < 1.0 for x in values):
             raise ValueError("every budget must lie in (0, 1)")
-        m = info.data.get("m")
+        m = info.data.get("n_resources")
         if isinstance(v, list) and m is not None and len(v) != m:
-            raise ValueError(f"a list must hold m = {m} floats, got {len(v)}")
+            raise ValueError(f"a list must hold n_resources = {m} floats, got {len(v)}")
         return v
 
     @field_validator("seeds")
     @classmethod
     def _check_seeds(cls, v: int | list[int]) -> int | list[int]:
-        if isinstance(v, int) and not 1 <= v <= 200:
-            raise ValueError("an int n must be in 1..200 (meaning seeds 0..n-1)")
-        if isinstance(v, list) and (not v or len(v) > 200 or any(s < 0 for s in v)):
-            raise ValueError("a list must hold 1..200 non-negative seeds")
-        return v
+        return check_seeds(v, 200)
 
     @field_validator("methods")
     @classmethod
@@ -98,6 +94,6 @@ TOOLS = [
         ),
         args_model=OnlineLpArgs,
         module="methods.online_lp",
-        run="methods.online_lp.experiment:run_tool",
+        run="methods.online_lp.run:run_tool",
     )
 ]

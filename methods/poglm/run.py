@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
+from methods._data import load_npz
 from methods.poglm.glm import DTYPE, GLMParams, generate
-from methods.poglm.inference import evaluate, fit, grad_relative_variance, log_q_poisson, weight_error
+from methods.poglm.inference import (
+    evaluate,
+    fit,
+    grad_relative_variance,
+    log_q_poisson,
+    weight_error,
+)
 from methods.poglm.posterior import Posterior
 from methods.poglm.tools import FitArgs
 
@@ -18,21 +23,16 @@ from methods.poglm.tools import FitArgs
 def _load(args: FitArgs) -> tuple[torch.Tensor, torch.Tensor, GLMParams | None, torch.Tensor | None]:
     """(x_train, x_test, true params or None, true hidden test spikes or None)."""
     if args.spikes_npz is None:
-        ds = generate(args.generator, args.n_train, args.n_test, args.T, 3, args.n_hidden, args.seed)
+        ds = generate(args.generator, args.n_train, args.n_test, args.n_bins, 3, args.n_hidden, args.seed)
         v = ds.n_vis
         return ds.train[..., :v], ds.test[..., :v], ds.params, ds.test[..., v:]
-    path = Path(args.spikes_npz)
-    if not path.exists():
-        raise FileNotFoundError(f"spikes_npz: {args.spikes_npz!r} does not exist")
-    with np.load(path) as f:
-        if "train" not in f or "test" not in f:
-            raise ValueError("spikes_npz: needs arrays 'train' and 'test' of shape (S, T, N_vis)")
-        x_tr = torch.as_tensor(f["train"], dtype=DTYPE)
-        x_te = torch.as_tensor(f["test"], dtype=DTYPE)
-        truth = None
-        if "W" in f and "b" in f:
-            truth = GLMParams(W=torch.as_tensor(f["W"], dtype=DTYPE), b=torch.as_tensor(f["b"], dtype=DTYPE), n_vis=x_tr.shape[-1])
-        hidden = torch.as_tensor(f["hidden_test"], dtype=DTYPE) if "hidden_test" in f else None
+    f = load_npz(args.spikes_npz, "spikes_npz", required=("train", "test"), optional=("W", "b", "hidden_test"))
+    x_tr = torch.as_tensor(f["train"], dtype=DTYPE)
+    x_te = torch.as_tensor(f["test"], dtype=DTYPE)
+    truth = None
+    if "W" in f and "b" in f:
+        truth = GLMParams(W=torch.as_tensor(f["W"], dtype=DTYPE), b=torch.as_tensor(f["b"], dtype=DTYPE), n_vis=x_tr.shape[-1])
+    hidden = torch.as_tensor(f["hidden_test"], dtype=DTYPE) if "hidden_test" in f else None
     if x_tr.ndim != 3 or x_te.ndim != 3 or x_tr.shape[-1] != x_te.shape[-1]:
         raise ValueError("spikes_npz: train and test must be (S, T, N_vis) with the same N_vis")
     if truth is not None and truth.n_hid != args.n_hidden:
@@ -56,13 +56,13 @@ def fit_tool(args: FitArgs) -> dict[str, Any]:
         p0 = truth or GLMParams(W=torch.zeros(n, n, dtype=DTYPE), b=torch.zeros(n, dtype=DTYPE), n_vis=n_vis)
         gen = torch.Generator().manual_seed(args.seed)
         grad_rel_var = grad_relative_variance(
-            p0, Posterior(args.q, n_vis, args.n_hidden), x_tr[: args.batch], args.estimator,
-            args.mc_samples, tau, args.K, args.grad_var_repeats, gen,
+            p0, Posterior(args.q, n_vis, args.n_hidden), x_tr[: args.batch_size], args.estimator,
+            args.mc_samples, tau, args.n_categories, args.grad_var_repeats, gen,
         )
 
     out = fit(
-        x_tr, args.n_hidden, q_kind=args.q, estimator=args.estimator, tau=tau, K=args.K,
-        epochs=args.epochs, batch=args.batch, S=args.mc_samples, lr_p=args.lr_p, lr_q=args.lr_q,
+        x_tr, args.n_hidden, q_kind=args.q, estimator=args.estimator, tau=tau, K=args.n_categories,
+        epochs=args.epochs, batch=args.batch_size, S=args.mc_samples, lr_p=args.lr_p, lr_q=args.lr_q,
         fixed_params=truth if args.fix_p else None, seed=args.seed,
     )
     elbo, mll = evaluate(out.params, out.q, x_te, S=args.eval_samples, seed=args.seed)

@@ -24,7 +24,7 @@ class FitArgs(BaseModel):
     )
     n_train: int = Field(40, ge=1, description="generated training sequences")
     n_test: int = Field(20, ge=1, description="generated test sequences")
-    T: int = Field(100, ge=6, description="time bins per generated sequence")
+    n_bins: int = Field(100, ge=6, description="time bins per generated sequence")
     n_hidden: int = Field(2, ge=1, le=6, description="hidden neurons in the model")
     q: Literal["F", "FS", "FB"] = Field(
         "FB", description="posterior: F (past visible), FB (past and future visible), FS (F + own hidden history; slow)"
@@ -33,9 +33,9 @@ class FitArgs(BaseModel):
         "gs_pathwise", description="gs_pathwise (Gumbel-softmax relaxation) or score (REINFORCE, Poisson samples)"
     )
     tau: float | None = Field(None, gt=0, description="Gumbel-softmax temperature (default 0.5; 1.0 for score, where it is unused)")
-    K: int = Field(5, ge=2, le=20, description="categories of the relaxed count {0..K-1}")
+    n_categories: int = Field(5, ge=2, le=20, description="categories of the relaxed count {0..K-1}")
     epochs: int = Field(20, ge=1, description="training epochs")
-    batch: int = Field(10, ge=1, description="sequences per batch")
+    batch_size: int = Field(10, ge=1, description="sequences per batch")
     mc_samples: int = Field(5, ge=1, description="Monte-Carlo samples per sequence in the training ELBO")
     lr_p: float = Field(0.05, gt=0, description="Adam learning rate of the GLM p")
     lr_q: float = Field(0.1, gt=0, description="Adam learning rate of the posterior q")

@@ -16,33 +16,12 @@ squared L2 per sample (``distance="l2"``, or ``"cosine"``), summed-CE per-sample
 step (no pipeline delay). The "BP-free" variant is not implemented.
 """
 
+from methods._lazy import lazy_exports
 
-from __future__ import annotations
-
-import importlib
-
-# Exports resolve lazily: importing methods.sgr_local.tools (as the workbench does to list
-# tools) must never pull in numpy or torch.
-_EXPORTS = {
-    "LocalNet": "methods.sgr_local.model",
-    "ModuleContext": "methods.sgr_local.rules",
-    "SavedTensorMeter": "methods.sgr_local.memory",
-    "Split": "methods.sgr_local.data",
-    "TrainConfig": "methods.sgr_local.training",
-    "TrainResult": "methods.sgr_local.training",
-    "grad_cosines": "methods.sgr_local.training",
-    "load_digits_split": "methods.sgr_local.data",
-    "load_npz_split": "methods.sgr_local.data",
-    "local_rule": "methods.sgr_local.rules",
-    "sgr_penalty": "methods.sgr_local.rules",
-    "sgr_rule": "methods.sgr_local.rules",
-    "train": "methods.sgr_local.training",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __all__ = lazy_exports(__name__, {
+    "data": ["Split", "load_digits_split", "load_npz_split"],
+    "memory": ["SavedTensorMeter"],
+    "model": ["LocalNet"],
+    "rules": ["ModuleContext", "local_rule", "sgr_penalty", "sgr_rule"],
+    "training": ["TrainConfig", "TrainResult", "grad_cosines", "train"],
+})

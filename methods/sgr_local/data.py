@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from methods._data import digits_stratified_split, load_npz
+
 
 @dataclass(frozen=True)
 class Split:
@@ -27,13 +29,7 @@ class Split:
 
 def digits_arrays(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """sklearn digits, X/16 flattened to 64 features, 70/30 stratified split: 1257 / 540."""
-    from sklearn.datasets import load_digits
-    from sklearn.model_selection import train_test_split
-
-    X, y = load_digits(return_X_y=True)
-    X = (X / 16.0).astype(np.float32)
-    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, stratify=y, random_state=seed)
-    return X_tr, y_tr.astype(np.int64), X_te, y_te.astype(np.int64)
+    return digits_stratified_split(0.3, seed)
 
 
 def _as_split(X_tr, y_tr, X_te, y_te) -> Split:
@@ -47,15 +43,9 @@ def load_digits_split(seed: int = 0) -> Split:
 
 def load_npz_split(path: str | Path) -> Split:
     """An npz with X_train, y_train, X_test, y_test (2-D float X, integer labels from 0)."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"data: no such file {str(path)!r}")
-    with np.load(path) as f:
-        missing = [k for k in ("X_train", "y_train", "X_test", "y_test") if k not in f.files]
-        if missing:
-            raise ValueError(f"data: the npz lacks {missing}")
-        arrays = [f[k] for k in ("X_train", "y_train", "X_test", "y_test")]
-    X_tr, y_tr, X_te, y_te = arrays
+    keys = ("X_train", "y_train", "X_test", "y_test")
+    f = load_npz(path, "data", required=keys)
+    X_tr, y_tr, X_te, y_te = (f[k] for k in keys)
     if X_tr.ndim != 2 or X_te.ndim != 2 or X_tr.shape[1] != X_te.shape[1]:
         raise ValueError("data: X_train and X_test must be 2-D with the same number of features")
     for y, X in ((y_tr, X_tr), (y_te, X_te)):

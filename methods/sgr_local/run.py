@@ -23,7 +23,7 @@ def local_learning_train(args: LocalLearningTrainArgs) -> dict[str, Any]:
     cfg = TrainConfig(epochs=args.epochs, lr=args.lr, batch_size=args.batch_size,
                       seed=args.seed, measure_memory=args.measure_memory)
     rule = {"bp": None, "local": local_rule,
-            "sgr": functools.partial(sgr_rule, lam=args.lam, distance=args.distance)}[args.method]
+            "sgr": functools.partial(sgr_rule, lam=args.sgr_weight, distance=args.distance)}[args.method]
     bp_bytes = None
     if args.measure_memory:  # same shapes as the first training batch, before any update
         first = torch.randperm(len(split.y_train),

@@ -22,7 +22,7 @@ class LocalLearningTrainArgs(BaseModel):
     method: Literal["bp", "local", "sgr"] = Field(
         "sgr", description="bp: end-to-end backprop; local: per-module CE on detached inputs; "
         "sgr: local + successive gradient reconciliation penalty")
-    lam: float = Field(1.0, ge=0.0, description="weight of the SGR penalty")
+    sgr_weight: float = Field(1.0, ge=0.0, description="weight of the SGR penalty")
     distance: Literal["l2", "cosine"] = Field(
         "l2", description="SGR distance: per-sample squared L2, or 1 - per-sample cosine")
     epochs: int = Field(40, ge=1, le=1000, description="training epochs")

@@ -14,34 +14,11 @@ use unscaled x, which changes constants but not the shape of any claim. The RI-G
 decoder (the paper's "depth" claim) is not implemented: its form is unknown.
 """
 
+from methods._lazy import lazy_exports
 
-from __future__ import annotations
-
-import importlib
-
-# Exports resolve lazily: importing methods.sparse_autoencoder.tools (as the workbench does to list
-# tools) must never pull in numpy or torch.
-_EXPORTS = {
-    "bussgang_fit": "methods.sparse_autoencoder.decoders",
-    "denoise": "methods.sparse_autoencoder.decoders",
-    "encode": "methods.sparse_autoencoder.codec",
-    "gaussian_benchmark": "methods.sparse_autoencoder.codec",
-    "identity_closed_form": "methods.sparse_autoencoder.codec",
-    "initial_encoder": "methods.sparse_autoencoder.training",
-    "mse": "methods.sparse_autoencoder.decoders",
-    "population_loss": "methods.sparse_autoencoder.training",
-    "refit_linear": "methods.sparse_autoencoder.decoders",
-    "row_gram_offdiag": "methods.sparse_autoencoder.codec",
-    "row_max_entry": "methods.sparse_autoencoder.codec",
-    "sample": "methods.sparse_autoencoder.data",
-    "train_population": "methods.sparse_autoencoder.training",
-    "train_surrogate": "methods.sparse_autoencoder.training",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __all__ = lazy_exports(__name__, {
+    "codec": ["encode", "gaussian_benchmark", "identity_closed_form", "row_gram_offdiag", "row_max_entry"],
+    "data": ["sample"],
+    "decoders": ["bussgang_fit", "denoise", "mse", "refit_linear"],
+    "training": ["initial_encoder", "population_loss", "train_population", "train_surrogate"],
+})

@@ -32,8 +32,8 @@ SURROGATE_LR = 3e-2  # calibrated: 1e-2 (cosine) had not localised at p = 0.8
 
 
 def _refit_mse(B, args: SparseAECompressArgs, stream: int) -> float:
-    A = refit_linear(B, args.data, args.p, args.n_refit, generator(args.seed, stream))
-    return mse(B, lambda Z: Z @ A.T, args.data, args.p, args.n_test,
+    A = refit_linear(B, args.source, args.p, args.n_refit, generator(args.seed, stream))
+    return mse(B, lambda Z: Z @ A.T, args.source, args.p, args.n_test,
                generator(args.seed, STREAM_TEST))
 
 
@@ -56,23 +56,23 @@ def sparse_ae_compress(args: SparseAECompressArgs) -> dict[str, Any]:
                                          args.seed, log)
     elif args.train == "surrogate":
         steps, lr = steps if steps is not None else 1500, lr or SURROGATE_LR
-        B, A, history = train_surrogate(B, A, args.data, args.p, steps, lr, args.batch_size,
+        B, A, history = train_surrogate(B, A, args.source, args.p, steps, lr, args.batch_size,
                                         args.beta_start, args.beta_end, args.seed, log)
     else:
         A = math.sqrt(2.0 / math.pi) * (B / B.norm(dim=1, keepdim=True)).T
     refit = args.refit if args.refit is not None else args.train == "surrogate"
     if refit:
-        A = refit_linear(B, args.data, args.p, args.n_refit, generator(args.seed, STREAM_REFIT))
+        A = refit_linear(B, args.source, args.p, args.n_refit, generator(args.seed, STREAM_REFIT))
 
-    mse_linear = mse(B, lambda Z: Z @ A.T, args.data, args.p, args.n_test,
+    mse_linear = mse(B, lambda Z: Z @ A.T, args.source, args.p, args.n_test,
                      generator(args.seed, STREAM_TEST))
     bussgang, mse_denoiser = None, None
     if args.decoder == "denoiser":
-        bussgang = bussgang_fit(A, B, args.data, args.p, args.n_fit,
+        bussgang = bussgang_fit(A, B, args.source, args.p, args.n_fit,
                                 generator(args.seed, STREAM_FIT))
         mse_denoiser = mse(
-            B, lambda Z: denoise(Z @ A.T, args.data, args.p, bussgang["c"], bussgang["sigma2"]),
-            args.data, args.p, args.n_test, generator(args.seed, STREAM_TEST))
+            B, lambda Z: denoise(Z @ A.T, args.source, args.p, bussgang["c"], bussgang["sigma2"]),
+            args.source, args.p, args.n_test, generator(args.seed, STREAM_TEST))
     mse_identity = mse_rotation = None
     if args.baselines:
         if n == d:
@@ -86,7 +86,7 @@ def sparse_ae_compress(args: SparseAECompressArgs) -> dict[str, Any]:
         "mse_linear": mse_linear,
         "mse_denoiser": mse_denoiser,
         "gaussian_benchmark": gaussian_benchmark(n / d),
-        "identity_closed_form": identity_closed_form(args.data, args.p),
+        "identity_closed_form": identity_closed_form(args.source, args.p),
         "mse_identity": mse_identity,
         "mse_rotation": mse_rotation,
         "row_max_entry": row_max_entry(B),

@@ -14,7 +14,7 @@ class SparseAECompressArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    data: Literal["bg", "sparse_rademacher", "gaussian"] = Field(
+    source: Literal["bg", "sparse_rademacher", "gaussian"] = Field(
         "bg", description="source: Bernoulli-Gaussian, sparse Rademacher or Gaussian, each "
         "coordinate unit-variance")
     p: float = Field(0.2, gt=0.0, le=1.0, description="density P(x_i != 0)")
@@ -50,7 +50,7 @@ class SparseAECompressArgs(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> SparseAECompressArgs:
-        if self.train == "population" and self.data == "sparse_rademacher":
+        if self.train == "population" and self.source == "sparse_rademacher":
             raise ValueError("train: population needs bg or gaussian data (use surrogate)")
         if self.encoder_init == "identity" and round(self.rate * self.d) != self.d:
             raise ValueError("encoder_init: identity needs n = d (rate 1)")

@@ -11,22 +11,16 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from methods._data import digits_stratified_split, load_npz
+
 SPLIT_SEED = 0
 TEST_FRACTION = 0.3
 
 
 def digits_split() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(X_train, y_train, X_test, y_test) as float32 (N,1,8,8) in [0,1] and int64 labels."""
-    from sklearn.datasets import load_digits
-    from sklearn.model_selection import train_test_split
-
-    digits = load_digits()
-    X = (digits.data / 16.0).astype(np.float32).reshape(-1, 1, 8, 8)
-    y = digits.target.astype(np.int64)
-    X_tr, X_te, y_tr, y_te = train_test_split(
-        X, y, test_size=TEST_FRACTION, stratify=y, random_state=SPLIT_SEED
-    )
-    return X_tr, y_tr, X_te, y_te
+    X_tr, y_tr, X_te, y_te = digits_stratified_split(TEST_FRACTION, SPLIT_SEED)
+    return X_tr.reshape(-1, 1, 8, 8), y_tr, X_te.reshape(-1, 1, 8, 8), y_te
 
 
 def load_dataset(spec: str, *, split: str) -> tuple[torch.Tensor, torch.Tensor]:
@@ -38,14 +32,11 @@ def load_dataset(spec: str, *, split: str) -> tuple[torch.Tensor, torch.Tensor]:
         X_tr, y_tr, X_te, y_te = digits_split()
         X, y = (X_tr, y_tr) if spec == "digits_train" else (X_te, y_te)
         return torch.from_numpy(X), torch.from_numpy(y)
-    path = Path(spec)
-    if not path.exists():
+    if not Path(spec).is_file():
         raise FileNotFoundError(f"data: {spec!r} is neither 'digits_{split}' nor an existing npz")
-    with np.load(path) as f:
-        if "X" not in f or "y" not in f:
-            raise ValueError(f"data: {spec} must hold arrays 'X' (N,c,h,w) and 'y' (N,)")
-        X = np.asarray(f["X"], dtype=np.float32)
-        y = np.asarray(f["y"]).astype(np.int64)
+    f = load_npz(spec, "data", required=("X", "y"))
+    X = np.asarray(f["X"], dtype=np.float32)
+    y = np.asarray(f["y"]).astype(np.int64)
     if X.ndim != 4 or y.shape != (X.shape[0],):
         raise ValueError(f"data: X must be (N,c,h,w) and y (N,); got {X.shape} and {y.shape}")
     if X.min() < 0 or X.max() > 1:

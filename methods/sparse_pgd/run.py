@@ -21,13 +21,13 @@ def attack_tool(args: AttackArgs) -> dict[str, Any]:
     start = time.perf_counter()
     X, y = load_dataset(args.data, split="test")
     model = load_model(args.model, args.checkpoint, args.model_kwargs).eval()
-    if args.k >= X.shape[2] * X.shape[3]:
-        raise ValueError(f"k: must be below the number of pixels ({X.shape[2] * X.shape[3]})")
+    if args.l0_budget >= X.shape[2] * X.shape[3]:
+        raise ValueError(f"l0_budget: must be below the number of pixels ({X.shape[2] * X.shape[3]})")
     cfg = AttackConfig(
-        k=args.k,
-        iters=args.iters,
+        k=args.l0_budget,
+        iters=args.steps,
         rs_queries=args.rs_queries,
-        eps=args.eps,
+        eps=args.linf_bound,
         alpha=args.alpha,
         beta=args.beta,
         patience=args.patience,
@@ -63,8 +63,8 @@ def train_tool(args: AdvTrainArgs) -> dict[str, Any]:
         X,
         y,
         recipe=args.recipe,
-        k_train=args.k_train,
-        attack_iters=args.attack_iters,
+        k_train=args.train_l0_budget,
+        attack_iters=args.attack_steps,
         train_mode=args.train_mode,
         beta_trades=args.beta_trades,
         epochs=args.epochs,
@@ -76,12 +76,12 @@ def train_tool(args: AdvTrainArgs) -> dict[str, Any]:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     torch.save(model.state_dict(), out)
-    robust = run_attack(model, X_te, y_te, "spgd_ens", AttackConfig(k=args.eval_k, seed=args.seed))
+    robust = run_attack(model, X_te, y_te, "spgd_ens", AttackConfig(k=args.eval_l0_budget, seed=args.seed))
     return {
         "checkpoint": str(out),
         "clean_acc": float((predict(model, X_te) == y_te).float().mean()),
         "robust_acc_spgd_ens": robust.robust_acc,
-        "eval_k": args.eval_k,
+        "eval_k": args.eval_l0_budget,
         "epoch_log": log,
         "seconds": round(time.perf_counter() - start, 3),
         "config": args.model_dump(),

@@ -37,17 +37,17 @@ class AttackArgs(ModelArgs):
         description="'digits_test' (the built-in 540-image test split) or a path to an npz with "
         "X (N,c,h,w) in [0,1] and y (N,)",
     )
-    k: int = Field(..., ge=1, description="l0 budget in pixels (a pixel counts once over its channels)")
+    l0_budget: int = Field(..., ge=1, description="l0 budget in pixels (a pixel counts once over its channels)")
     method: Literal["spgd", "spgd_proj", "spgd_ens", "rs", "saa"] = Field(
         "saa",
         description="spgd (unprojected gradient), spgd_proj (projected), spgd_ens (a sample "
         "survives only if it survives both), rs (black-box Sparse-RS), saa (the cascade "
         "spgd -> spgd_proj -> rs, the reliable evaluation)",
     )
-    iters: int = Field(100, ge=1, description="sPGD iterations per variant (paper: 10000)")
+    steps: int = Field(100, ge=1, description="sPGD iterations per variant (paper: 10000)")
     rs_queries: int = Field(1000, ge=1, description="Sparse-RS queries (paper: 10000)")
-    eps: float = Field(1.0, gt=0, le=1, description="l_inf bound on the changed pixels (1.0 = any value)")
-    alpha: float = Field(0.25, gt=0, description="magnitude step, relative to eps")
+    linf_bound: float = Field(1.0, gt=0, le=1, description="l_inf bound on the changed pixels (1.0 = any value)")
+    alpha: float = Field(0.25, gt=0, description="magnitude step, relative to linf_bound")
     beta: float = Field(0.25, gt=0, description="mask step, scaled by sqrt(h*w)")
     patience: int = Field(3, ge=1, description="iterations with an unchanged support before the mask restarts")
     loss: Literal["ce", "adaptive"] = Field(
@@ -69,8 +69,8 @@ class AdvTrainArgs(ModelArgs):
     recipe: Literal["sat", "strades"] = Field(
         "sat", description="sat: CE on sPGD examples; strades: CE(clean) + beta_trades * KL(clean || adv) [unverified]"
     )
-    k_train: int = Field(5, ge=1, description="l0 budget of the training attack (paper: 6x the evaluation k)")
-    attack_iters: int = Field(10, ge=1, description="sPGD iterations per training batch")
+    train_l0_budget: int = Field(5, ge=1, description="l0 budget of the training attack (paper: 6x the evaluation budget)")
+    attack_steps: int = Field(10, ge=1, description="sPGD iterations per training batch")
     train_mode: Literal["rand", "proj", "unproj"] = Field(
         "rand", description="which sPGD gradient each batch uses; rand draws one per batch"
     )
@@ -78,7 +78,7 @@ class AdvTrainArgs(ModelArgs):
     epochs: int = Field(30, ge=1, description="training epochs")
     lr: float = Field(1e-3, gt=0, description="Adam learning rate")
     batch_size: int = Field(64, ge=1, description="training batch size")
-    eval_k: int = Field(3, ge=1, description="budget of the sPGD-ensemble evaluation after training")
+    eval_l0_budget: int = Field(3, ge=1, description="budget of the sPGD-ensemble evaluation after training")
     out: str = Field("sparse_adv_model.pt", description="where the trained state_dict is written")
 
 

@@ -9,32 +9,11 @@ numbers are unverified, and findings (b)-(d) are only reported (unit split, spur
 reproduced.
 """
 
-from methods.spurious_boolean.data import Batch, BooleanTask, parity, sample
-from methods.spurious_boolean.metrics import (
-    evaluate,
-    last_layer_retrain,
-    spur_probe_acc,
-    unit_split,
-)
-from methods.spurious_boolean.model import Net, logistic_loss, make_net, sgd_step
-from methods.spurious_boolean.train import RunConfig, llr_set, run_seed, test_set, train
+from methods._lazy import lazy_exports
 
-__all__ = [
-    "Batch",
-    "BooleanTask",
-    "Net",
-    "RunConfig",
-    "evaluate",
-    "last_layer_retrain",
-    "llr_set",
-    "logistic_loss",
-    "make_net",
-    "parity",
-    "run_seed",
-    "sample",
-    "sgd_step",
-    "spur_probe_acc",
-    "test_set",
-    "train",
-    "unit_split",
-]
+__getattr__, __all__ = lazy_exports(__name__, {
+    "data": ["Batch", "BooleanTask", "parity", "sample"],
+    "metrics": ["evaluate", "last_layer_retrain", "spur_probe_acc", "unit_split"],
+    "model": ["Net", "logistic_loss", "make_net", "sgd_step"],
+    "train": ["RunConfig", "llr_set", "run_seed", "test_set"],
+})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from methods.toolspec import ToolSpec
+from methods.toolspec import ToolSpec, check_seeds
 
 
 class SpuriousArgs(BaseModel):
@@ -16,9 +16,9 @@ class SpuriousArgs(BaseModel):
     n_spur: int = Field(10, ge=1, le=64, description="number of spurious bits x_s")
     k_core: int = Field(3, ge=1, description="degree of the core parity (the label), 1 <= k_core <= n_core")
     k_spur: int = Field(1, ge=1, description="degree of the spurious parity, 1 <= k_spur <= n_spur")
-    lam: float = Field(0.9, ge=0.0, le=1.0, description="P(spurious target = label) in training data")
+    spurious_prob: float = Field(0.9, ge=0.0, le=1.0, description="P(spurious target = label) in training data")
     steps: int = Field(8000, ge=0, le=200_000, description="SGD steps (fresh batch each step)")
-    batch: int = Field(64, ge=1, le=4096, description="batch size")
+    batch_size: int = Field(64, ge=1, le=4096, description="batch size")
     lr: float = Field(0.05, gt=0, description="SGD learning rate (no momentum, no weight decay)")
     width: int = Field(128, ge=1, le=4096, description="hidden ReLU units")
     seeds: int | list[int] = Field(
@@ -37,11 +37,7 @@ class SpuriousArgs(BaseModel):
     @field_validator("seeds")
     @classmethod
     def _check_seeds(cls, v: int | list[int]) -> int | list[int]:
-        if isinstance(v, int) and not 1 <= v <= 50:
-            raise ValueError("an int n must be in 1..50 (meaning seeds 0..n-1)")
-        if isinstance(v, list) and (not v or len(v) > 50 or any(s < 0 for s in v)):
-            raise ValueError("a list must hold 1..50 non-negative seeds")
-        return v
+        return check_seeds(v, 50)
 
     @model_validator(mode="after")
     def _degrees(self) -> SpuriousArgs:
@@ -63,6 +59,6 @@ TOOLS = [
         ),
         args_model=SpuriousArgs,
         module="methods.spurious_boolean",
-        run="methods.spurious_boolean.experiment:run_tool",
+        run="methods.spurious_boolean.run:run_tool",
     )
 ]

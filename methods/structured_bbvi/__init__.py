@@ -7,30 +7,10 @@ proximal SGD rather than Adam) is unverified. The explanation that full-rank mus
 as N grows (each of its O(d²) scale entries jitters by about the step) is ours.
 """
 
-from methods.structured_bbvi.families import (
-    FAMILIES,
-    Family,
-    FullRank,
-    MeanField,
-    Structured,
-    n_scale_params,
-    structured_mask,
-)
-from methods.structured_bbvi.problem import Dims, HierProblem, make_problem
-from methods.structured_bbvi.vi import RunResult, fit, make_optimizer
+from methods._lazy import lazy_exports
 
-__all__ = [
-    "FAMILIES",
-    "Dims",
-    "Family",
-    "FullRank",
-    "HierProblem",
-    "MeanField",
-    "RunResult",
-    "Structured",
-    "fit",
-    "make_optimizer",
-    "make_problem",
-    "n_scale_params",
-    "structured_mask",
-]
+__getattr__, __all__ = lazy_exports(__name__, {
+    "families": ["FAMILIES", "Family", "FullRank", "MeanField", "Structured", "n_scale_params", "structured_mask"],
+    "problem": ["Dims", "HierProblem", "make_problem"],
+    "vi": ["RunResult", "fit", "make_optimizer"],
+})

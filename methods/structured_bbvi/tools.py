@@ -17,7 +17,7 @@ class BbviArgs(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    N: int = Field(16, ge=1, le=256, description="number of groups (local variables); d = d_global + N*d_local")
+    n_groups: int = Field(16, ge=1, le=256, description="number of groups (local variables); d = d_global + n_groups*d_local")
     d_global: int = Field(2, ge=1, le=8, description="dimension of the global variable")
     d_local: int = Field(2, ge=1, le=8, description="dimension of each local variable")
     obs_per_group: int = Field(5, ge=1, le=100, description="observations per group")
@@ -41,9 +41,9 @@ class BbviArgs(BaseModel):
         min_length=1,
         description="SGD step constants c (lr = c / lambda_max of the posterior precision)",
     )
-    n_samples: int = Field(8, ge=1, le=256, description="Monte Carlo samples per iteration")
-    iters: int = Field(5000, ge=1, le=100_000, description="iteration cap per step size")
-    eps: float = Field(0.5, gt=0, description="target: KL <= floor + eps (floor 0 except mean-field)")
+    mc_samples: int = Field(8, ge=1, le=256, description="Monte Carlo samples per iteration")
+    steps: int = Field(5000, ge=1, le=100_000, description="iteration cap per step size")
+    kl_tolerance: float = Field(0.5, gt=0, description="target: KL <= floor + kl_tolerance (floor 0 except mean-field)")
     eval_every: int = Field(100, ge=1, description="exact-KL check interval (iterations)")
     init: Literal["authors", "identity"] = Field(
         "authors",
@@ -94,11 +94,11 @@ TOOLS = [
         description=(
             "Black-box VI on a Gaussian hierarchical regression with an exact posterior: for "
             "mean-field, structured (bordered block-diagonal) and full-rank Gaussian families, "
-            "sweep step sizes and report the iterations each needs to reach KL <= floor + eps, "
+            "sweep step sizes and report the iterations each needs to reach KL <= floor + kl_tolerance, "
             "with KL curves and the per-step-size outcome."
         ),
         args_model=BbviArgs,
         module="methods.structured_bbvi",
-        run="methods.structured_bbvi.experiment:run_tool",
+        run="methods.structured_bbvi.run:run_tool",
     )
 ]

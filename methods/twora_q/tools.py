@@ -22,14 +22,14 @@ class QEstimationArgs(BaseModel):
     method: Literal["q", "double", "2ra", "maxmin"] = Field(
         "2ra", description="Q-learning, Double Q, 2RA (robust averaging) or Maxmin."
     )
-    N: int | None = Field(None, ge=1, le=100, description="number of tables for 2ra/maxmin (default 10 random, 5 maxbias)")
+    n_tables: int | None = Field(None, ge=1, le=100, description="number of tables for 2ra/maxmin (default 10 random, 5 maxbias)")
     rho0: float | None = Field(None, ge=0, description="ambiguity radius rho for 2ra (default 50 random, 0.5 maxbias)")
     rho_schedule: Literal["t2", "t", "const"] | None = Field(
         None, description="rho_t = rho*w/(t^2+w) ('t2'), rho*w/(t+w) ('t') or rho ('const'); default t2 random, t maxbias"
     )
     rho_weight: int | None = Field(None, ge=1, description="w in the rho schedule (default 10000 random, 100 maxbias)")
     alpha0: float | None = Field(
-        None, gt=0, le=1, description="base step size, multiplied by N for 2ra/maxmin and by 2 for double when scale_step (default 0.01 random, 0.1 maxbias)"
+        None, gt=0, le=1, description="base step size, multiplied by n_tables for 2ra/maxmin and by 2 for double when scale_step (default 0.01 random, 0.1 maxbias)"
     )
     alpha_weight: int | None = Field(
         None, ge=1, description="w in alpha_t = alpha0*w/(t+w); null = constant (default 100000 random, constant maxbias)"
@@ -53,11 +53,11 @@ TOOLS = [
         name="q_estimation_run",
         description=(
             "Run tabular Q-learning, Double Q, Maxmin or 2RA (Regularized Q-learning through Robust "
-            "Averaging: N tables, target from their mean minus sqrt(rho_t)) on a random MDP or the "
+            "Averaging: n_tables tables, target from their mean minus sqrt(rho_t)) on a random MDP or the "
             "maximisation-bias MDP; reports the MSE curve and bias against Q*, or % left at A."
         ),
         args_model=QEstimationArgs,
         module="methods.twora_q",
-        run="methods.twora_q.tool:q_estimation_run",
+        run="methods.twora_q.run:q_estimation_run",
     )
 ]

@@ -196,7 +196,7 @@ def _tool(args: dict, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def test_tool_end_to_end(tmp_path):
-    proc = _tool({"sampler": "ode2m", "nfe": 5, "n": 300}, tmp_path)
+    proc = _tool({"sampler": "ode2m", "nfe": 5, "n_samples": 300}, tmp_path)
     assert proc.returncode == 0, proc.stderr
     r = json.loads(proc.stdout)
     assert r["nfe"] == 5 and len(r["grid"]) == 5 and r["fd"] > r["fd_floor"] > 0
@@ -207,7 +207,7 @@ def test_tool_end_to_end(tmp_path):
 def test_bad_argument_names_the_field(tmp_path):
     proc = _tool({"sampler": "ddim"}, tmp_path)
     assert proc.returncode == 2 and "sampler" in json.loads(proc.stdout)["error"]
-    proc = _tool({"denoiser": "mlp:missing.pt", "n": 10}, tmp_path)
+    proc = _tool({"denoiser": "mlp:missing.pt", "n_samples": 10}, tmp_path)
     assert proc.returncode == 2 and "denoiser" in json.loads(proc.stdout)["error"]
 
 

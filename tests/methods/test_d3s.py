@@ -16,7 +16,6 @@ from methods.d3s import (
     DistillConfig,
     Gaussian,
     accuracy,
-    distill,
     gaussian_kl,
     load_digits_split,
     load_or_train,
@@ -24,6 +23,7 @@ from methods.d3s import (
     regularised,
     student_accuracies,
 )
+from methods.d3s.distill import distill
 from methods.d3s.tools import DistillArgs
 from tests import task_checks as th
 from tests.methods.tool_run import tool_process

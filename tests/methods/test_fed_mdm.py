@@ -202,11 +202,11 @@ def _tool(entry: str, args: dict, cwd: Path) -> subprocess.CompletedProcess:
 def test_tools_end_to_end(tmp_path, split):
     _, test, _ = split
     np.savez(tmp_path / "real.npz", counts=test)
-    fit = _tool("fit_mdm", {"iters": 40, "synthetic": {"n_train": 200, "n_test": 100}}, tmp_path)
+    fit = _tool("fit_mdm", {"steps": 40, "synthetic": {"n_train": 200, "n_test": 100}}, tmp_path)
     assert fit.returncode == 0, fit.stderr
     rep = json.loads(fit.stdout)
     assert len(rep["phi"]) == 3 and rep["monotone"] and rep["heldout_ll"] is not None
-    part = _tool("partition_mdm", {"model": rep["model_path"], "repeats": 2, "compare_to": "real.npz"}, tmp_path)
+    part = _tool("partition_mdm", {"fit_report": rep["model_path"], "repeats": 2, "compare_to": "real.npz"}, tmp_path)
     assert part.returncode == 0, part.stderr
     rep = json.loads(part.stdout)
     with np.load(tmp_path / rep["clients"]) as data:
@@ -215,10 +215,10 @@ def test_tools_end_to_end(tmp_path, split):
 
 
 def test_tool_bad_argument_names_the_field(tmp_path):
-    proc = _tool("fit_mdm", {"K": 0}, tmp_path)
-    assert proc.returncode == 2 and "K" in json.loads(proc.stdout)["error"]
-    proc = _tool("partition_mdm", {"model": "missing.json"}, tmp_path)
-    assert proc.returncode == 2 and "model" in json.loads(proc.stdout)["error"]
+    proc = _tool("fit_mdm", {"n_components": 0}, tmp_path)
+    assert proc.returncode == 2 and "n_components" in json.loads(proc.stdout)["error"]
+    proc = _tool("partition_mdm", {"fit_report": "missing.json"}, tmp_path)
+    assert proc.returncode == 2 and "fit_report" in json.loads(proc.stdout)["error"]
 
 
 # --- the federated-partition task ------------------------------------------------------------

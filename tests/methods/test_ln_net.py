@@ -80,7 +80,7 @@ def test_merge_algebra():
 @pytest.mark.parametrize("m", [8, 16, 24, 32])
 def test_width3_construction_fits_random_labels(tmp_path, m):
     for seed in range(3):
-        r = ln_construct(LNConstructArgs(m=m, seed=seed, out=str(tmp_path / "w.npz")))
+        r = ln_construct(LNConstructArgs(n_points=m, seed=seed, out=str(tmp_path / "w.npz")))
         assert r["train_acc"] == 1.0
         assert r["n_layers"] == 2 * m - 4
         assert r["min_abs_logit"] > 0.01
@@ -104,7 +104,7 @@ def test_construction_on_given_data():
 def capacity_runs():
     runs = {}
     for s in range(3):
-        common = dict(m=256, d=8, width=16, depth=6, steps=800, data_seed=s, seed=s)
+        common = dict(n_points=256, d=8, width=16, depth=6, steps=800, data_seed=s, seed=s)
         runs[("ln", s)] = ln_capacity(LNCapacityArgs(groups=1, compare_linear=True, **common))
         runs[("g4", s)] = ln_capacity(LNCapacityArgs(groups=4, compare_linear=False, **common))
     return runs
@@ -155,7 +155,7 @@ def test_group_ln():
 
 
 def test_small_groups_warn():
-    r = ln_capacity(LNCapacityArgs(m=32, groups=8, steps=5, compare_linear=False))
+    r = ln_capacity(LNCapacityArgs(n_points=32, groups=8, steps=5, compare_linear=False))
     assert r["group_size"] == 2 and any("group size 2" in w for w in r["warnings"])
 
 
@@ -163,9 +163,9 @@ def test_small_groups_warn():
 
 
 def test_same_arguments_same_report(tmp_path):
-    args = dict(m=64, steps=50, groups=4)
+    args = dict(n_points=64, steps=50, groups=4)
     assert ln_capacity(LNCapacityArgs(**args)) == ln_capacity(LNCapacityArgs(**args))
-    c = dict(m=10, out=str(tmp_path / "c.npz"))
+    c = dict(n_points=10, out=str(tmp_path / "c.npz"))
     assert ln_construct(LNConstructArgs(**c)) == ln_construct(LNConstructArgs(**c))
 
 
@@ -174,17 +174,17 @@ def _tool(argv: list[str], args: dict, cwd: Path) -> subprocess.CompletedProcess
 
 
 def test_tools_end_to_end(tmp_path):
-    res = _tool(["ln_construct"], {"m": 12}, tmp_path)
+    res = _tool(["ln_construct"], {"n_points": 12}, tmp_path)
     assert res.returncode == 0, res.stderr
     report = json.loads(res.stdout)
     assert report["train_acc"] == 1.0 and (tmp_path / report["weights_npz"]).exists()
-    res = _tool(["ln_capacity"], {"m": 32, "steps": 20}, tmp_path)
+    res = _tool(["ln_capacity"], {"n_points": 32, "steps": 20}, tmp_path)
     assert res.returncode == 0 and "linear_acc" in json.loads(res.stdout)
 
 
 def test_tool_errors_name_their_field(tmp_path):
     np.savez(tmp_path / "multi.npz", X=np.zeros((5, 2)), y=np.array([0, 1, 2, 0, 1]))
-    cases = [(["ln_capacity"], {"groups": 3}, "groups"), (["ln_construct"], {"m": 65}, "m"),
+    cases = [(["ln_capacity"], {"groups": 3}, "groups"), (["ln_construct"], {"n_points": 65}, "n_points"),
              (["ln_construct"], {"data": "multi.npz"}, "binary")]
     for argv, args, word in cases:
         res = _tool(argv, args, tmp_path)

@@ -121,7 +121,7 @@ def _tool(entry: str, args: dict, cwd: Path) -> subprocess.CompletedProcess:
 
 def test_tools_end_to_end(tmp_path, library):
     np.savez(tmp_path / "v.npz", V=library.private.vectors())
-    proc = _tool("mbc_cluster", {"vectors": "v.npz", "k": 4}, tmp_path)
+    proc = _tool("mbc_cluster", {"vectors": "v.npz", "n_clusters": 4}, tmp_path)
     assert proc.returncode == 0, proc.stderr
     rep = json.loads(proc.stdout)
     assert len(rep["labels"]) == 24 and rep["ari"] is None

@@ -21,7 +21,7 @@ from methods.online_lp import (
     run_pass,
     solve_offline,
 )
-from methods.online_lp.experiment import run_tool
+from methods.online_lp.run import run_tool
 from methods.online_lp.tools import OnlineLpArgs
 from tests import task_checks as th
 from tests.methods.tool_run import tool_process
@@ -36,12 +36,12 @@ def _strip_times(report: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def small_report() -> dict:
-    return run_tool(OnlineLpArgs(T=2000, seeds=6))
+    return run_tool(OnlineLpArgs(horizon=2000, seeds=6))
 
 
 @pytest.fixture(scope="module")
 def report_32k() -> dict:
-    return run_tool(OnlineLpArgs(T=32000, seeds=12))
+    return run_tool(OnlineLpArgs(horizon=32000, seeds=12))
 
 
 @pytest.fixture(scope="module")
@@ -68,9 +68,9 @@ def test_budget_and_nonnegative_regret(small_batch, small_report, name):
 
 
 def test_offline_opt_shared_and_reports_reproducible(small_report):
-    again = run_tool(OnlineLpArgs(T=2000, seeds=6))
+    again = run_tool(OnlineLpArgs(horizon=2000, seeds=6))
     assert _strip_times(again) == _strip_times(small_report)
-    alone = run_tool(OnlineLpArgs(T=2000, seeds=6, methods=["concurrent"]))
+    alone = run_tool(OnlineLpArgs(horizon=2000, seeds=6, methods=["concurrent"]))
     assert alone["instances"] == small_report["instances"]
     assert alone["results"]["concurrent"] == small_report["results"]["concurrent"]
 
@@ -159,7 +159,7 @@ def test_regret_per_arrival_is_small(report_32k):
 
 @pytest.mark.slow
 def test_gain_grows_with_T(report_32k):
-    big = run_tool(OnlineLpArgs(T=128000, seeds=12, methods=["subgradient", "explore_exploit"]))
+    big = run_tool(OnlineLpArgs(horizon=128000, seeds=12, methods=["subgradient", "explore_exploit"]))
     ratio_128k = big["ratio_to_subgradient"]["explore_exploit"]
     assert ratio_128k < 0.8  # spec: 0.70
     assert ratio_128k < report_32k["ratio_to_subgradient"]["explore_exploit"]
@@ -173,7 +173,7 @@ def _tool(args: str) -> subprocess.CompletedProcess:
 
 
 def test_tool_runs_end_to_end():
-    proc = _tool(json.dumps({"T": 1000, "seeds": [0, 1], "family": "scaled", "trace_every": 500}))
+    proc = _tool(json.dumps({"horizon": 1000, "seeds": [0, 1], "family": "scaled", "trace_every": 500}))
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert set(report["results"]) == set(METHODS)
@@ -187,9 +187,9 @@ def test_bad_argument_names_the_field(capsys):
     from methods._tool import main
     from methods.online_lp.tools import TOOLS
 
-    assert main(TOOLS, ["--args", json.dumps({"d": 1.5})]) == 2
-    assert "d:" in json.loads(capsys.readouterr().out)["error"]
-    for bad, field in [({"methods": ["lp_resolve"]}, "methods"), ({"T": 10}, "T"), ({"d": [0.2, 0.3]}, "d")]:
+    assert main(TOOLS, ["--args", json.dumps({"budget_per_arrival": 1.5})]) == 2
+    assert "budget_per_arrival:" in json.loads(capsys.readouterr().out)["error"]
+    for bad, field in [({"methods": ["lp_resolve"]}, "methods"), ({"horizon": 10}, "horizon"), ({"budget_per_arrival": [0.2, 0.3]}, "budget_per_arrival")]:
         with pytest.raises(ValidationError, match=field):
             OnlineLpArgs(**bad)
 

@@ -179,7 +179,7 @@ def test_same_arguments_same_report():
 
 
 def test_tool_bad_arguments_name_the_field(tmp_path):
-    for args, field in (({"depth": 1, "method": "sgr"}, "depth"), ({"lam": -1}, "lam")):
+    for args, field in (({"depth": 1, "method": "sgr"}, "depth"), ({"sgr_weight": -1}, "sgr_weight")):
         res = _tool(args, tmp_path)
         assert res.returncode == 2 and field in json.loads(res.stdout)["error"], res.stdout
     with pytest.raises(FileNotFoundError, match="data"):  # the CLI reports it with exit 2

@@ -86,7 +86,7 @@ def test_identity_encoder_matches_closed_form(kind, p, d):
 
 @pytest.fixture(scope="module")
 def bg_run(tmp_path_factory):
-    return _report(tmp_path_factory.mktemp("bg"), data="bg", p=0.3, decoder="denoiser")
+    return _report(tmp_path_factory.mktemp("bg"), source="bg", p=0.3, decoder="denoiser")
 
 
 def test_bg_gd_behaves_like_a_gaussian_source(bg_run):
@@ -102,7 +102,7 @@ def test_bg_denoiser_helps(bg_run):
 
 # ----------------------------------------------------------------------- 6. the transition
 
-SURROGATE = dict(data="sparse_rademacher", d=64, train="surrogate", baselines=True,
+SURROGATE = dict(source="sparse_rademacher", d=64, train="surrogate", baselines=True,
                  n_refit=100_000)
 
 
@@ -182,7 +182,7 @@ def test_tool_end_to_end(tmp_path):
 
 
 def test_tool_errors_name_their_field(tmp_path):
-    cases = [({"data": "sparse_rademacher", "train": "population"}, "train"),
+    cases = [({"source": "sparse_rademacher", "train": "population"}, "train"),
              ({"rate": 1.5}, "rate"),
              ({"encoder_init": "identity", "rate": 0.5}, "encoder_init")]
     for args, field in cases:

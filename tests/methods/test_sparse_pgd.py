@@ -180,9 +180,9 @@ def test_any_classifier_path_with_a_small_cnn(cnn_checkpoint, digits, tmp_path, 
         args = AttackArgs(
             model="methods.sparse_pgd.models:SmallCNN",
             checkpoint=str(cnn_checkpoint),
-            k=k,
+            l0_budget=k,
             method="saa",
-            iters=50,
+            steps=50,
             rs_queries=200,
             out=f"cnn_k{k}.npz",
         )
@@ -204,7 +204,7 @@ def test_tool_end_to_end_on_a_workspace_model(std_model, tmp_path):
         "from methods.sparse_pgd.models import DigitsMLP\n\ndef Net():\n    return DigitsMLP()\n"
     )
     torch.save(std_model.state_dict(), tmp_path / "model.pt")
-    args = {"model": "model:Net", "checkpoint": "model.pt", "k": 2, "method": "spgd", "iters": 30}
+    args = {"model": "model:Net", "checkpoint": "model.pt", "l0_budget": 2, "method": "spgd", "steps": 30}
     proc = _tool(args, tmp_path)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
@@ -215,10 +215,10 @@ def test_tool_end_to_end_on_a_workspace_model(std_model, tmp_path):
 
 
 def test_bad_argument_names_the_field(tmp_path):
-    proc = _tool({"k": 2, "method": "pgd"}, tmp_path)
+    proc = _tool({"l0_budget": 2, "method": "pgd"}, tmp_path)
     assert proc.returncode == 2
     assert "method" in json.loads(proc.stdout)["error"]
-    proc = _tool({"k": 2, "data": "missing.npz"}, tmp_path)
+    proc = _tool({"l0_budget": 2, "data": "missing.npz"}, tmp_path)
     assert proc.returncode == 2
     assert "data" in json.loads(proc.stdout)["error"]
 

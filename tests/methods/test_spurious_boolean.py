@@ -21,7 +21,7 @@ from methods.spurious_boolean import (
     sample,
     sgd_step,
 )
-from methods.spurious_boolean.experiment import run_tool
+from methods.spurious_boolean.run import run_tool
 from methods.spurious_boolean.tools import SpuriousArgs
 from methods.spurious_boolean.train import RunConfig
 from tests import task_checks as th
@@ -75,7 +75,7 @@ def test_written_out_sgd_step_is_autograds():
 
 
 def _mean_steps(lam: float, k_spur: int) -> tuple[float, list[int | None]]:
-    report = run_tool(SpuriousArgs(lam=lam, k_spur=k_spur, steps=15000, seeds=3, stop_at_core=True))
+    report = run_tool(SpuriousArgs(spurious_prob=lam, k_spur=k_spur, steps=15000, seeds=3, stop_at_core=True))
     return report["summary"]["steps_to_core_mean"], [r["steps_to_core"] for r in report["runs"]]
 
 
@@ -101,7 +101,7 @@ def test_uncorrelated_runs_learn_the_core_quickly(slowdown):
 
 @pytest.fixture(scope="module")
 def llr_report():
-    return run_tool(SpuriousArgs(lam=0.95, k_spur=1, steps=8000, seeds=5, llr=True))
+    return run_tool(SpuriousArgs(spurious_prob=0.95, k_spur=1, steps=8000, seeds=5, llr=True))
 
 
 def test_llr_recovers_worst_group_accuracy(llr_report):
@@ -157,8 +157,8 @@ def test_bad_argument_names_the_field(capsys):
     from methods._tool import main
     from methods.spurious_boolean.tools import TOOLS
 
-    assert main(TOOLS, ["--args", json.dumps({"lam": 1.5})]) == 2
-    assert "lam" in json.loads(capsys.readouterr().out)["error"]
+    assert main(TOOLS, ["--args", json.dumps({"spurious_prob": 1.5})]) == 2
+    assert "spurious_prob" in json.loads(capsys.readouterr().out)["error"]
     with pytest.raises(ValidationError, match="k_spur"):
         SpuriousArgs(k_spur=11)
 

@@ -20,7 +20,7 @@ from methods.structured_bbvi import (
     n_scale_params,
     structured_mask,
 )
-from methods.structured_bbvi.experiment import StepSize, run_one, run_tool
+from methods.structured_bbvi.run import StepSize, run_one, run_tool
 from methods.structured_bbvi.tools import BbviArgs
 from tests import task_checks as th
 from tests.methods.tool_run import tool_process
@@ -138,7 +138,7 @@ def _best(problem, family, log10_lrs, cap):
     """Fewest iterations to KL <= 0.5 over the step sizes; a miss counts as the cap.
 
     Every run after the first is capped at the best so far: it cannot change the minimum."""
-    args = BbviArgs(N=32)
+    args = BbviArgs(n_groups=32)
     best = cap
     for x in log10_lrs:
         result = run_one(problem, family, StepSize(x, 10.0**x), args, iters=best)
@@ -168,7 +168,7 @@ def test_meanfield_never_goes_below_its_floor(problem32):
 def test_gap_grows_with_n():
     ratios = {}
     for N in (16, 32):
-        report = run_tool(BbviArgs(N=N, families=["structured", "full_rank"], iters=8000))
+        report = run_tool(BbviArgs(n_groups=N, families=["structured", "full_rank"], steps=8000))
         ratios[N] = report["ratio_full_to_structured"]
     assert ratios[32] > ratios[16]  # spec: 4.9 vs 3.3
 
@@ -181,7 +181,7 @@ def _tool(args: dict) -> subprocess.CompletedProcess:
 
 
 def test_tool_runs_end_to_end():
-    proc = _tool({"N": 4, "log10_lr": [-2.0, -1.5], "iters": 300})
+    proc = _tool({"n_groups": 4, "log10_lr": [-2.0, -1.5], "steps": 300})
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["problem"]["d"] == 10
@@ -195,7 +195,7 @@ def test_tool_runs_end_to_end():
 
 
 def test_identical_seeds_give_identical_reports():
-    args = BbviArgs(N=4, log10_lr=[-2.0, -1.5], iters=200, families=["structured", "full_rank"], workers=1)
+    args = BbviArgs(n_groups=4, log10_lr=[-2.0, -1.5], steps=200, families=["structured", "full_rank"], workers=1)
     one, two = run_tool(args), run_tool(args.model_copy(update={"workers": 2}))
     assert one["families"] == two["families"]  # the worker processes change nothing
 
@@ -206,8 +206,8 @@ def test_bad_argument_names_the_field(capsys):
 
     assert main(TOOLS, ["--args", json.dumps({"families": ["lowrank"]})]) == 2
     assert "families" in json.loads(capsys.readouterr().out)["error"]
-    with pytest.raises(ValidationError, match="N"):
-        BbviArgs(N=0)
+    with pytest.raises(ValidationError, match="n_groups"):
+        BbviArgs(n_groups=0)
 
 
 # --- the structured-bbvi task ---------------------------------------------------------------

@@ -134,12 +134,12 @@ def test_tool_end_to_end():
     proc = _tool({"steps": 3000, "runs": 3, "log_every": 1000})
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
-    assert report["config"]["N"] == 10 and report["config"]["rho0"] == 50.0
+    assert report["config"]["n_tables"] == 10 and report["config"]["rho0"] == 50.0
     assert len(report["mse_curve"]) == 3 and np.isfinite(report["mse_final"])
     assert np.array(report["q_star"]).shape == (10, 3)
     proc = _tool({"env": "maxbias", "method": "q", "episodes": 60, "runs": 50})
     report = json.loads(proc.stdout)
-    assert len(report["left_pct_curve"]) == 60 and report["config"]["N"] == 1
+    assert len(report["left_pct_curve"]) == 60 and report["config"]["n_tables"] == 1
 
 
 def test_tool_bad_argument_names_the_field():

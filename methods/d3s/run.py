@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from methods._data import load_npz
 from methods.d3s.data import load_split
 from methods.d3s.distill import DistillConfig, distill
 from methods.d3s.models import accuracy
@@ -59,23 +60,19 @@ def run_distill(args: DistillArgs) -> dict[str, Any]:
 def load_distilled(path: str, labels: str) -> tuple[torch.Tensor, torch.Tensor]:
     """(X, targets) from a distilled npz: int ``y`` for hard labels; ``y_soft`` (or ``Y``) for soft."""
     p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"path: {p} does not exist")
-    with np.load(p) as z:
-        if "X" not in z:
-            raise ValueError(f"path: {p} has no X")
-        X = torch.as_tensor(z["X"], dtype=torch.float32)
-        if labels == "soft":
-            key = "y_soft" if "y_soft" in z else "Y" if "Y" in z else None
-            if key is None:
-                raise ValueError(f"labels: {p} has no y_soft (or Y) for soft labels")
-            targets = torch.as_tensor(z[key], dtype=torch.float32)
-        elif "y" in z:
-            targets = torch.as_tensor(z["y"], dtype=torch.int64)
-        elif "Y" in z:
-            targets = torch.as_tensor(z["Y"]).argmax(1)
-        else:
-            raise ValueError(f"labels: {p} has no y (or Y) for hard labels")
+    z = load_npz(p, "path", required=("X",), optional=("y", "y_soft", "Y"))
+    X = torch.as_tensor(z["X"], dtype=torch.float32)
+    if labels == "soft":
+        key = "y_soft" if "y_soft" in z else "Y" if "Y" in z else None
+        if key is None:
+            raise ValueError(f"labels: {p} has no y_soft (or Y) for soft labels")
+        targets = torch.as_tensor(z[key], dtype=torch.float32)
+    elif "y" in z:
+        targets = torch.as_tensor(z["y"], dtype=torch.int64)
+    elif "Y" in z:
+        targets = torch.as_tensor(z["Y"]).argmax(1)
+    else:
+        raise ValueError(f"labels: {p} has no y (or Y) for hard labels")
     if X.ndim != 2 or X.shape[1] != 64 or targets.shape[0] != X.shape[0]:
         raise ValueError(f"path: X must be (n, 64) with one label row per image, got {tuple(X.shape)}")
     return X, targets

@@ -32,10 +32,10 @@ def kl_floor(problem: HierProblem, family: str) -> float:
 
 def run_one(problem: HierProblem, family: str, step: StepSize, args: BbviArgs, **over: Any) -> RunResult:
     """A fresh init, the sweep's shared Monte Carlo seed, one step size."""
-    init, n_samples = args.init, args.n_samples
+    init, n_samples = args.init, args.mc_samples
     if args.optimizer == "sgd":
         init = init if "init" in args.model_fields_set else "identity"
-        n_samples = n_samples if "n_samples" in args.model_fields_set else 1
+        n_samples = n_samples if "mc_samples" in args.model_fields_set else 1
     q = Family.create(family, problem.dims, init=init, local_init=args.local_init)
     opt = make_optimizer(args.optimizer, q.leaves(), step.lr)
     after = (lambda: q.clamp_diagonal(args.sgd_diag_min)) if args.optimizer == "sgd" else None
@@ -44,9 +44,9 @@ def run_one(problem: HierProblem, family: str, step: StepSize, args: BbviArgs, *
         q,
         opt,
         n_samples=n_samples,
-        iters=over.get("iters", args.iters),
+        iters=over.get("iters", args.steps),
         eval_every=args.eval_every,
-        target=kl_floor(problem, family) + args.eps,
+        target=kl_floor(problem, family) + args.kl_tolerance,
         mc_seed=args.seed,
         after_step=after,
     )
@@ -71,7 +71,7 @@ def best_run(runs: list[tuple[StepSize, RunResult]]) -> tuple[StepSize, RunResul
 
 
 def make_args_problem(args: BbviArgs) -> HierProblem:
-    return make_problem(args.N, args.d_global, args.d_local, args.obs_per_group, args.problem_seed)
+    return make_problem(args.n_groups, args.d_global, args.d_local, args.obs_per_group, args.problem_seed)
 
 
 def _job(args: BbviArgs, family: str, step: StepSize) -> RunResult:
@@ -108,8 +108,8 @@ def summarise_family(
     problem: HierProblem, family: str, args: BbviArgs, runs: list[tuple[StepSize, RunResult]]
 ) -> dict[str, Any]:
     step, best = best_run(runs)
-    n_samples = args.n_samples
-    if args.optimizer == "sgd" and "n_samples" not in args.model_fields_set:
+    n_samples = args.mc_samples
+    if args.optimizer == "sgd" and "mc_samples" not in args.model_fields_set:
         n_samples = 1
     return {
         "n_scale_params": n_scale_params(family, problem.dims),
@@ -146,7 +146,7 @@ def run_tool(args: BbviArgs) -> dict[str, Any]:
     return {
         "config": {**args.model_dump(), "log10_lr": args.lr_grid()},
         "problem": {
-            "N": args.N,
+            "N": args.n_groups,
             "d": problem.d,
             "lambda_max": problem.lambda_max,
             "kl_floor_meanfield": problem.kl_floor_meanfield,

@@ -13,9 +13,9 @@ from methods.twora_q.mdp import make_random_mdp, q_star
 from methods.twora_q.tools import QEstimationArgs
 
 DEFAULTS: dict[str, dict[str, Any]] = {
-    "random": dict(N=10, rho0=50.0, rho_schedule="t2", rho_weight=10_000, alpha0=0.01,
+    "random": dict(n_tables=10, rho0=50.0, rho_schedule="t2", rho_weight=10_000, alpha0=0.01,
                    alpha_weight=100_000, runs=20, gamma=0.9),
-    "maxbias": dict(N=5, rho0=0.5, rho_schedule="t", rho_weight=100, alpha0=0.1,
+    "maxbias": dict(n_tables=5, rho0=0.5, rho_schedule="t", rho_weight=100, alpha0=0.1,
                     alpha_weight=None, runs=2000, gamma=1.0),
 }
 UNSET_MEANS_CONSTANT = {"alpha_weight"}
@@ -33,9 +33,9 @@ def resolve(args: QEstimationArgs) -> dict[str, Any]:
 
 def q_estimation_run(args: QEstimationArgs) -> dict[str, Any]:
     cfg = resolve(args)
-    learner = make_learner(cfg["method"], cfg["N"], scale_step=cfg["scale_step"],
+    learner = make_learner(cfg["method"], cfg["n_tables"], scale_step=cfg["scale_step"],
                            double_variant=cfg["double_variant"])
-    cfg["N"] = learner.n_tables  # q and double fix their own table count
+    cfg["n_tables"] = learner.n_tables  # q and double fix their own table count
     common = dict(runs=cfg["runs"], seed=cfg["seed"], alpha0=cfg["alpha0"],
                   alpha_weight=cfg["alpha_weight"], rho0=cfg["rho0"] if cfg["method"] == "2ra" else 0.0,
                   rho_schedule=cfg["rho_schedule"], rho_weight=cfg["rho_weight"])

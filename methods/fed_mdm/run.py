@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from methods._data import digits, load_npz
 from methods.fed_mdm.dm import mixture_loglik
 from methods.fed_mdm.em import fit_mdm
 from methods.fed_mdm.partition import (
@@ -24,13 +25,7 @@ from methods.fed_mdm.tools import FitArgs, PartitionArgs, SyntheticArgs
 
 
 def load_counts(path: str, field: str = "counts") -> np.ndarray:
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"{field}: no such file {path}")
-    with np.load(p) as data:
-        if "counts" not in data:
-            raise ValueError(f"{field}: {path} has no `counts` array")
-        counts = np.asarray(data["counts"])
+    counts = np.asarray(load_npz(path, field, required=("counts",))["counts"])
     if counts.ndim != 2 or not np.issubdtype(counts.dtype, np.number):
         raise ValueError(f"{field}: `counts` must be a 2-D numeric array")
     return counts
@@ -52,8 +47,8 @@ def run_fit(args: FitArgs) -> dict[str, Any]:
         heldout = load_counts(args.heldout, "heldout")
         if heldout.shape[1] != train.shape[1]:
             raise ValueError("heldout: must have as many classes as counts")
-    print(f"fit_mdm: {len(train)} clients, K={args.K}, {args.iters} iterations", file=sys.stderr)
-    res = fit_mdm(train, args.K, iters=args.iters, init=args.init, init_seed=args.init_seed,
+    print(f"fit_mdm: {len(train)} clients, K={args.n_components}, {args.steps} iterations", file=sys.stderr)
+    res = fit_mdm(train, args.n_components, iters=args.steps, init=args.init, init_seed=args.init_seed,
                   size_bins=args.size_bins, alpha_floor=args.alpha_floor, dp_sigma=args.dp_sigma)
     p = res.params
     report: dict[str, Any] = {
@@ -76,34 +71,26 @@ def run_fit(args: FitArgs) -> dict[str, Any]:
 
 def _load_labels(spec: str) -> np.ndarray:
     if spec == "digits":
-        from sklearn.datasets import load_digits
-
-        return load_digits().target
-    p = Path(spec)
-    if not p.exists():
-        raise FileNotFoundError(f"labels: no such file {spec}")
-    with np.load(p) as data:
-        if "labels" not in data:
-            raise ValueError(f"labels: {spec} has no `labels` array")
-        labels = np.asarray(data["labels"])
+        return digits()[1]
+    labels = np.asarray(load_npz(spec, "data", required=("labels",))["labels"])
     if labels.ndim != 1 or not np.issubdtype(labels.dtype, np.integer) or (labels < 0).any():
-        raise ValueError("labels: must be a 1-D array of non-negative ints")
+        raise ValueError("data: `labels` must be a 1-D array of non-negative ints")
     return labels
 
 
 def run_partition(args: PartitionArgs) -> dict[str, Any]:
     model: dict[str, Any] = {}
-    if args.model is not None:
-        if not Path(args.model).exists():
-            raise FileNotFoundError(f"model: no such file {args.model}")
-        model = json.loads(Path(args.model).read_text())
+    if args.fit_report is not None:
+        if not Path(args.fit_report).exists():
+            raise FileNotFoundError(f"fit_report: no such file {args.fit_report}")
+        model = json.loads(Path(args.fit_report).read_text())
     phi = np.asarray(args.phi if args.phi is not None else model["phi"], float)
     alphas = np.asarray(args.alphas if args.alphas is not None else model["alphas"], float)
     if alphas.ndim != 2 or alphas.shape[0] != len(phi):
         raise ValueError("alphas: must be K x C with K = len(phi)")
     if (alphas <= 0).any() or (phi < 0).any() or phi.sum() <= 0:
         raise ValueError("alphas: must be positive (and phi non-negative)")
-    labels = _load_labels(args.labels)
+    labels = _load_labels(args.data)
     if labels.max() >= alphas.shape[1]:
         raise ValueError(f"labels: found class {labels.max()}, but alphas has {alphas.shape[1]} classes")
     hist = args.size_hist if args.size_hist is not None else model.get("size_hist")
@@ -125,7 +112,7 @@ def run_partition(args: PartitionArgs) -> dict[str, Any]:
             repeat_of.append(r)
             sizes.append(len(c))
         unused += len(left)
-    clients_path, props_path = f"{args.out}_clients.npz", f"{args.out}_label_props.npz"
+    clients_path, props_path = f"{args.out_prefix}_clients.npz", f"{args.out_prefix}_label_props.npz"
     indices = np.concatenate(flat) if flat else np.zeros(0, np.int64)
     np.savez(clients_path, indices=indices, offsets=np.asarray(offsets), repeat=np.asarray(repeat_of))
     props = label_proportions(flat, labels, alphas.shape[1])

@@ -14,19 +14,16 @@ from methods.online_lp.offline import solve_offline
 from methods.online_lp.policies import Concurrent, ExploreExploit, Policy, Subgradient
 from methods.online_lp.simulate import Batch, PassResult, run_pass
 from methods.online_lp.tools import OnlineLpArgs
-
-
-def seed_list(seeds: int | list[int]) -> list[int]:
-    return list(range(seeds)) if isinstance(seeds, int) else list(seeds)
+from methods.toolspec import seed_list
 
 
 def make_policy(name: str, args: OnlineLpArgs, d: np.ndarray) -> Policy:
     """A fresh policy for the batch's budget rows ``d`` (n, m)."""
     if name == "subgradient":
-        return Subgradient.create(args.T, d, alpha_scale=args.alpha_scale)
+        return Subgradient.create(args.horizon, d, alpha_scale=args.alpha_scale)
     if name == "explore_exploit":
         return ExploreExploit.create(
-            args.T,
+            args.horizon,
             d,
             explore_scale=args.explore_scale,
             learn_scale=args.learn_scale,
@@ -35,7 +32,7 @@ def make_policy(name: str, args: OnlineLpArgs, d: np.ndarray) -> Policy:
         )
     if name == "concurrent":
         return Concurrent.create(
-            args.T,
+            args.horizon,
             d,
             conc_step_scale=args.conc_step_scale,
             radius_scale=args.radius_scale,
@@ -83,7 +80,7 @@ def run_tool(args: OnlineLpArgs) -> dict[str, Any]:
     """Solve the hindsight LPs, run every method once over all seeds, report regrets."""
     start = time.perf_counter()
     seeds = seed_list(args.seeds)
-    instances = [make_instance(args.family, args.T, args.m, s, args.d) for s in seeds]
+    instances = [make_instance(args.family, args.horizon, args.n_resources, s, args.budget_per_arrival) for s in seeds]
     t0 = time.perf_counter()
     offline = [solve_offline(inst) for inst in instances]
     lp_seconds = time.perf_counter() - t0

@@ -3,40 +3,34 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from methods._data import load_npz
 from methods.lora_library.arrow import arrow_prototypes, arrow_route
 from methods.lora_library.mbc import mbc_cluster
-from methods.lora_library.synthetic import adjusted_rand, build_library, evaluate_library
+from methods.lora_library.synthetic import (
+    adjusted_rand,
+    build_library,
+    evaluate_library,
+)
 from methods.lora_library.tools import ArrowArgs, MBCArgs, SyntheticLibrary
-
-
-def _npz(path: str, field: str) -> dict[str, np.ndarray]:
-    p = Path(path)
-    if not p.exists():
-        raise FileNotFoundError(f"{field}: no such file {path}")
-    with np.load(p) as d:
-        return {k: d[k] for k in d.files}
 
 
 def run_mbc(args: MBCArgs) -> dict[str, Any]:
     torch.set_num_threads(1)
     ari = None
     if args.vectors is not None:
-        data = _npz(args.vectors, "vectors")
-        if "V" not in data:
-            raise ValueError(f"vectors: {args.vectors} has no `V` array")
-        vectors, k = data["V"], args.k
+        data = load_npz(args.vectors, "vectors", required=("V",))
+        vectors, k = data["V"], args.n_clusters
     else:
         syn = args.synthetic or SyntheticLibrary()
         lib = build_library(**syn.model_dump(), train_experts=False)
-        vectors, k = lib.private.vectors(), args.k or syn.families
-    res = mbc_cluster(vectors, k, sparsity=args.sparsity, n_components=args.n_components,
-                      n_init=args.n_init, kmeans_seed=args.kmeans_seed)
+        vectors, k = lib.private.vectors(), args.n_clusters or syn.families
+    res = mbc_cluster(vectors, k, sparsity=args.sparsity, n_components=args.svd_components,
+                      n_init=args.n_init, kmeans_seed=args.seed)
     if args.vectors is None:
         ari = adjusted_rand([t.family for t in lib.tasks], res.labels)
     return {"labels": res.labels.tolist(), "similarity": np.round(res.similarity, 4).tolist(), "ari": ari,
@@ -45,7 +39,7 @@ def run_mbc(args: MBCArgs) -> dict[str, Any]:
 
 
 def _experts_from_npz(path: str, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
-    data = _npz(path, "experts")
+    data = load_npz(path, "experts")
     ids = sorted({int(m.group(1)) for k in data if (m := re.fullmatch(rf"A_(\d+)_{layer}", k))})
     if not ids:
         raise ValueError(f"experts: no `A_<e>_{layer}` arrays for layer {layer}")
@@ -63,7 +57,7 @@ def run_arrow(args: ArrowArgs) -> dict[str, Any]:
     torch.set_num_threads(1)
     if args.experts is not None:
         A, B = _experts_from_npz(args.experts, args.layer)
-        h = _npz(args.h, "h")
+        h = load_npz(args.h, "h")
         if "h" not in h:
             raise ValueError(f"h: {args.h} has no `h` array")
         h_t = torch.as_tensor(h["h"], dtype=torch.float64)

@@ -12,10 +12,16 @@ import numpy as np
 import torch
 from torch import nn
 
+from methods._data import load_npz
 from methods.entropy_enigma.adapt import batchnorm_layers, e0_threshold
 from methods.entropy_enigma.flips import authors_accuracy, fit_flips_to_acc
 from methods.entropy_enigma.model import DigitsBNMLP, builtin_source_model
-from methods.entropy_enigma.suite import ShiftSet, builtin_shift_sets, flip_table, loco_summary
+from methods.entropy_enigma.suite import (
+    ShiftSet,
+    builtin_shift_sets,
+    flip_table,
+    loco_summary,
+)
 from methods.entropy_enigma.tools import FlipArgs
 
 CACHE = "entropy_enigma_source_seed0.pt"
@@ -63,14 +69,9 @@ def _load_sets(args: FlipArgs) -> list[ShiftSet]:
     if args.data == "digits_shifts":
         shifts = None if args.shifts == "all" else [(s.kind, s.severity) for s in args.shifts]
         return builtin_shift_sets(shifts)
-    path = Path(args.data)
-    if not path.exists():
-        raise FileNotFoundError(f"data: no such file {args.data}")
-    with np.load(path) as d:
-        if "X" not in d:
-            raise ValueError(f"data: {args.data} has no `X` array")
-        x = np.asarray(d["X"], dtype=np.float32)
-        y = np.asarray(d["y"]) if "y" in d else None
+    d = load_npz(args.data, "data", required=("X",), optional=("y",))
+    x = np.asarray(d["X"], dtype=np.float32)
+    y = np.asarray(d["y"]) if "y" in d else None
     return [ShiftSet(None, None, x, y)]
 
 
@@ -87,11 +88,8 @@ def flip_accuracy_estimate(args: FlipArgs) -> dict[str, Any]:
     mae = corr = None
     warned: list[str] = []
     if args.calibration is not None:
-        path = Path(args.calibration)
-        if not path.exists():
-            raise FileNotFoundError(f"calibration: no such file {args.calibration}")
-        with np.load(path) as d:
-            coef = fit_flips_to_acc(d["features"], d["accs"], 2)
+        d = load_npz(args.calibration, "calibration", required=("features", "accs"))
+        coef = fit_flips_to_acc(d["features"], d["accs"], 2)
         for r in rows:
             r["est_acc"] = float(np.polyval(coef, r["weighted_flips"]))
     elif args.fit == "authors":

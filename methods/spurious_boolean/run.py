@@ -11,11 +11,14 @@ import torch
 from methods.spurious_boolean.data import BooleanTask
 from methods.spurious_boolean.tools import SpuriousArgs
 from methods.spurious_boolean.train import RunConfig, run_seed, test_set
+from methods.toolspec import seed_list
 
 
 def config_from_args(args: SpuriousArgs) -> RunConfig:
     task = BooleanTask(args.n_core, args.n_spur, args.k_core, args.k_spur)
     fields = args.model_dump(exclude={"n_core", "n_spur", "k_core", "k_spur", "seeds"})
+    # The tool's names follow the tools' conventions; RunConfig keeps the paper's (lam, batch).
+    fields["lam"], fields["batch"] = fields.pop("spurious_prob"), fields.pop("batch_size")
     return RunConfig(task=task, **fields)
 
 
@@ -23,7 +26,7 @@ def run_tool(args: SpuriousArgs) -> dict[str, Any]:
     torch.set_num_threads(1)
     start = time.perf_counter()
     cfg = config_from_args(args)
-    seeds = list(range(args.seeds)) if isinstance(args.seeds, int) else list(args.seeds)
+    seeds = seed_list(args.seeds)
     test = test_set(cfg)
     runs = []
     for seed in seeds:
