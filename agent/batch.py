@@ -66,6 +66,9 @@ class BatchSpec(BaseModel):
     baseline_runs: int = Field(3, ge=1, description="runs to measure a task's missing baseline")
     score_points: int | None = Field(
         None, description="also score this many evenly spaced steps (0: every step) for curves")
+    method_tools: bool = Field(
+        True, description="offer the task's method tools (False: the same task without them, "
+        "the control arm of `labcoat uplift`)")
 
     @model_validator(mode="before")
     @classmethod
@@ -208,6 +211,16 @@ def plan(batch_dir: Path, manifest: Manifest, retry_failed: bool = False) -> Pla
 
 # ---- one combination ----------------------------------------------------------------------
 
+def without_method_tools(task: Any) -> Any:
+    """The task as its actor sees it in a no-tools arm: the same folder, no method-tool actions.
+
+    The Environment registers an action for each name in ``task.tools``, so an empty list is
+    the whole switch: the tools are neither offered in the prompt nor callable (an actor that
+    names one gets the unknown-action answer). Scoring does not read ``tools``.
+    """
+    return task.model_copy(update={"tools": []})
+
+
 def _retire(batch_dir: Path, key: str) -> None:
     root = runs_root(batch_dir, key)
     if root.is_dir() and any(root.iterdir()):
@@ -251,6 +264,8 @@ def run_combo(job: dict[str, Any]) -> dict[str, Any]:
             actor = make_actor(config)
             run, task = create_run(job["task"], actor, runs_root(batch_dir, key), config=config,
                                    sandbox=spec.sandbox, budgets=spec.budgets, batch=str(batch_dir))
+        if not spec.method_tools:
+            task = without_method_tools(task)
         if run.meta.status not in ENDED:
             drive(run, task, actor)
         out.update(run_dir=str(run.path), status=run.meta.status, reason=run.meta.status_reason,
@@ -296,6 +311,7 @@ class BatchResult(BaseModel):
     failed: int
     skipped_failed: int
     ran: int
+    lost: int = 0  # their worker or node died: still pending, run again on resume
     seconds: float
     cost: float
     results: list[dict[str, Any]]
@@ -330,12 +346,21 @@ def _local_executor(jobs: list[dict], workers: int, on_result: Callable[[dict], 
                     try:
                         on_result(f.result())
                     except Exception as err:  # noqa: BLE001 - a worker process died
-                        on_result({"key": job["key"], "ok": False,
+                        on_result({"key": job["key"], "ok": False, "lost": True,
                                    "error": f"worker failed: {type(err).__name__}: {err}"})
                 tick(min(workers, len(pending)))
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
+
+
+def _run_combo_on_ray(job: dict[str, Any]) -> dict[str, Any]:
+    """:func:`run_combo`, noting which Ray node ran it (nodes of one machine share a host name)."""
+    import ray
+
+    out = run_combo(job)
+    out["node"] = ray.get_runtime_context().get_node_id()
+    return out
 
 
 def _ray_executor(jobs: list[dict], workers: int, on_result: Callable[[dict], None],
@@ -353,7 +378,7 @@ def _ray_executor(jobs: list[dict], workers: int, on_result: Callable[[dict], No
                      object_store_memory=80 * 1024 * 1024, configure_logging=False)
     refs: dict = {}
     try:
-        remote = ray.remote(num_cpus=1, max_retries=0)(run_combo)
+        remote = ray.remote(num_cpus=1, max_retries=0)(_run_combo_on_ray)
         refs = {remote.remote(job): job for job in jobs}
         while refs:
             finished, _ = ray.wait(list(refs), num_returns=1, timeout=1.0)
@@ -361,8 +386,8 @@ def _ray_executor(jobs: list[dict], workers: int, on_result: Callable[[dict], No
                 job = refs.pop(ref)
                 try:
                     on_result(ray.get(ref))
-                except Exception as err:  # noqa: BLE001 - a Ray worker died
-                    on_result({"key": job["key"], "ok": False,
+                except Exception as err:  # noqa: BLE001 - a Ray worker or node died
+                    on_result({"key": job["key"], "ok": False, "lost": True,
                                "error": f"ray task failed: {type(err).__name__}: {err}"})
             tick(min(workers, len(refs)))
     except BaseException:
@@ -413,6 +438,7 @@ def run_batch(batch_dir: str | Path, spec: BatchSpec | None = None, *, jobs: int
     progress = Progress(total=len(manifest.combos), done=len(p.done), failed=len(p.failed_skipped),
                         pending=len(job_list))
     results: list[dict] = []
+    lost: list[str] = []
     start = time.perf_counter()
     last_cost = [0.0]
 
@@ -433,11 +459,15 @@ def run_batch(batch_dir: str | Path, spec: BatchSpec | None = None, *, jobs: int
         r.error = res.get("error")
         r.improvement, r.success, r.failure = res.get("improvement"), res.get("success"), res.get("failure")
         r.cost, r.tokens = res.get("cost", 0.0), res.get("tokens", 0)
-        r.state = "done" if res.get("ok") else "failed"
+        # A combination whose worker (or Ray node) died did not fail: nothing of it ran to an
+        # end, so resuming runs it again (its run directory, if any, is resumed in place).
+        r.state = "done" if res.get("ok") else "pending" if res.get("lost") else "failed"
         r.updated_at = now()
         save_manifest(batch_dir, manifest)
         if res.get("ok"):
             progress.done += 1
+        elif res.get("lost"):
+            lost.append(res["key"])
         else:
             progress.failed += 1
 
@@ -453,7 +483,7 @@ def run_batch(batch_dir: str | Path, spec: BatchSpec | None = None, *, jobs: int
     tick(0)
     return BatchResult(
         batch_dir=str(batch_dir), total=progress.total, done=progress.done, failed=progress.failed,
-        skipped_failed=len(p.failed_skipped), ran=len(results),
+        skipped_failed=len(p.failed_skipped), ran=len(results), lost=len(lost),
         seconds=round(time.perf_counter() - start, 3), cost=progress.cost, results=results,
         resume_command=resume_command(batch_dir, retry_failed=progress.failed > 0),
     )

@@ -12,7 +12,9 @@ import typer
 from agent.batch import BatchSpec
 from agent.config import ActorConfig, build, options
 from tui.cli.run import config_options
-from tui.cli.common import JSON_OPT, SANDBOX_OPT, console, err_console, fail, isolating
+from tui.cli.common import (
+    JSON_OPT, SANDBOX_OPT, console, err_console, fail, isolating, stdout_for_json_only,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -132,10 +134,11 @@ def batch_cmd(
             last_line[0] = text
 
     try:
-        result = run_batch(folder, spec, jobs=jobs, executor=executor, ray_address=ray_address,
-                           retry_failed=retry_failed, on_progress=on_progress,
-                           on_measure=lambda t: as_json or err_console.print(
-                               f"{t}: no baseline known; measuring it first (labcoat baseline)"))
+        with stdout_for_json_only(as_json):
+            result = run_batch(folder, spec, jobs=jobs, executor=executor, ray_address=ray_address,
+                               retry_failed=retry_failed, on_progress=on_progress,
+                               on_measure=lambda t: as_json or err_console.print(
+                                   f"{t}: no baseline known; measuring it first (labcoat baseline)"))
     except KeyboardInterrupt:
         if live is not None:
             live.stop()

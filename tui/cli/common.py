@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import typer
@@ -111,3 +115,25 @@ def fitted_table(title: str, cols: list[Col], rows: list[list[str]], *, wide: bo
     if left_out:
         table.caption = f"--wide adds: {', '.join(left_out)}"
     return table, needed
+
+
+@contextmanager
+def stdout_for_json_only(active: bool = True) -> Iterator[None]:
+    """While a ``--json`` command works, send whatever else reaches stdout to stderr.
+
+    A ``--json`` stdout must hold one document a script can parse, but libraries print there
+    on their own (Ray's driver announces a dead node on it, from C++ as well as Python), so the
+    file descriptor itself is pointed at stderr until the work is done.
+    """
+    if not active:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
