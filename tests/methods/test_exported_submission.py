@@ -15,7 +15,7 @@ import pytest
 import torch
 from torch import nn
 
-from methods._submission import (
+from methods._exported import (
     PROGRAM_SUFFIX,
     WEIGHTS_SUFFIX,
     ExportedProgramError,

@@ -65,7 +65,7 @@ def test_compression_runs_the_decoder_itself(tmp_path, reference):
             decoder.sigma2.fill_(0.4)
     torch.save({"B": torch.randn(96, 96), "decoder": decoder.state_dict()}, ws / "model.pt")
     _produce("sparse-compression", ws, tmp_path / "out")
-    from methods._submission import TensorSpec, load_exported_module
+    from methods._exported import TensorSpec, load_exported_module
 
     graph = load_exported_module(tmp_path / "out", "decoder", (torch.ones(10_000, 96),),
                                  [TensorSpec(shape=(10_000, 96), dtype="float32")])

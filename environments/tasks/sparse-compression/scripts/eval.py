@@ -21,8 +21,8 @@ from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
 
-from methods._submission import (  # noqa: E402
-    ExportedProgramError, TensorSpec, load_exported_module, load_outputs)
+from methods._exported import ExportedProgramError, TensorSpec, load_exported_module  # noqa: E402
+from methods._submission import load_outputs  # noqa: E402
 from methods.sparse_autoencoder.codec import encode  # noqa: E402
 from methods.sparse_autoencoder.data import sample  # noqa: E402
 

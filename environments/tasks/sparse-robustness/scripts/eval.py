@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from methods._submission import ExportedProgramError, TensorSpec, batched, load_exported_module
+from methods._exported import ExportedProgramError, TensorSpec, batched, load_exported_module
 
 K = 3
 SAA_ITERS = 100

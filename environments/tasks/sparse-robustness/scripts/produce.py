@@ -16,7 +16,8 @@ from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
 
-from methods._submission import load_submission, save_exported  # noqa: E402
+from methods._exported import save_exported  # noqa: E402
+from methods._submission import load_submission  # noqa: E402
 
 BATCH = 64
 

@@ -22,8 +22,8 @@ from types import SimpleNamespace  # noqa: E402
 
 import torch  # noqa: E402
 
-from methods._submission import (  # noqa: E402
-    TensorSpec, load_exported_module, load_json, load_outputs)
+from methods._exported import TensorSpec, load_exported_module  # noqa: E402
+from methods._submission import load_json, load_outputs  # noqa: E402
 from methods.structured_bbvi.interface import run_family_module  # noqa: E402
 from methods.structured_bbvi.problem import make_problem  # noqa: E402
 

@@ -18,8 +18,8 @@ from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
 
-from methods._submission import (  # noqa: E402
-    load_submission, save_exported, save_json, save_outputs)
+from methods._exported import save_exported  # noqa: E402
+from methods._submission import load_submission, save_json, save_outputs  # noqa: E402
 
 N, D_GLOBAL, D_LOCAL = 32, 2, 2
 
