@@ -29,6 +29,16 @@ class ActorError(RuntimeError):
     """The actor cannot go on (a model that keeps failing); the run ends with status error."""
 
 
+class StoppedWhileWaiting(KeyboardInterrupt):
+    """Someone stopped the run while the actor waited on a person (a proposal, a verdict).
+
+    ``drive`` checks for a stop only before asking the actor, and takes an actor that
+    proposes nothing for one that finished; raised from ``propose``, this ends the run
+    ``interrupted`` like Ctrl-C does (the session that stopped it then says why in its
+    ``on_end``).
+    """
+
+
 @runtime_checkable
 class Actor(Protocol):
     kind: str

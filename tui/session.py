@@ -1,87 +1,34 @@
 """Driving a run from an interactive front end: a person's steps, or an agent under control.
 
-No Textual here: the TUI's screens call these, and tests can too. Both sessions act only
-through ``Environment.step`` and the headless runner, so a TUI run is recorded and scored
-exactly like a headless one.
+The actors and their lifecycle live in ``agent/`` (``agent.human``: a person as an actor,
+driven by ``drive`` like any other; ``agent.approval``: confirm mode as an approval policy).
+What is left here is what a front end adds: form prefills for a person, and for an agent the
+pause / single step / stop controls and the callbacks a UI forwards to its own thread. No
+Textual here: the TUI's screens call these, and tests can too.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable
 
-from agent.actor import Actor, Proposal
+from agent.actor import Actor, Proposal, StoppedWhileWaiting
+from agent.approval import ApprovingActor, Decision, PersonReview
 from agent.config import ActorConfig
-from agent.runner import RunHooks, create_run, drive
-from environments.actions import ActionSpec
-from environments.environment import Environment, environment_for_run
-from environments.observation import Observation
+from agent.human import HumanActor, HumanRun, RunOver
+from agent.runner import RunHooks, drive
 from environments.runs import RunDir, Step
+from environments.safefs import WorkspaceError, WorkspaceFS
 from environments.task import TaskSpec
 
-
-class HumanActor:
-    """Stands for the person at the keyboard in the run's metadata; proposes nothing itself."""
-
-    kind = "human"
-
-    def extra_actions(self) -> Sequence[ActionSpec]:
-        return ()
-
-    def start(self, env: Environment, history: Sequence[Step]) -> None:
-        pass
-
-    def propose(self, env: Environment) -> Proposal | None:
-        return None
-
-    def observe(self, proposal: Proposal, observation: Observation) -> None:
-        pass
+__all__ = ["AgentSession", "Decision", "HumanActor", "HumanSession", "RunOver",
+           "StoppedWhileWaiting", "build_actor"]
 
 
-class HumanSession:
-    """A person acting on a recorded run, one action at a time."""
-
-    def __init__(self, run: RunDir, task: TaskSpec) -> None:
-        self.run = run
-        self.task = task
-        self.env = environment_for_run(run, task)
-        self._lock = threading.Lock()
-        # a person's run counts wall time like an agent's: from opening it to closing it
-        self._prior_seconds = run.meta.totals.seconds
-        self._opened = time.perf_counter()
-        run.meta.status = "running"
-        run.save_meta()
-
-    @classmethod
-    def start(cls, task_ref: str | Path, runs_dir: Path, sandbox: str = "auto") -> HumanSession:
-        run, task = create_run(task_ref, HumanActor(), runs_dir, sandbox=sandbox, agent="human")
-        return cls(run, task)
-
-    @property
-    def actions(self) -> dict[str, ActionSpec]:
-        return self.env.actions
-
-    def step(self, action: str, args: dict | str) -> Observation:
-        """One action through the Environment, recorded with actor ``human``."""
-        with self._lock:
-            obs = self.env.step(action, args, actor="human")
-            self._count_time()
-        if obs.done:
-            self.close("finished", "final answer")
-        return obs
-
-    def close(self, status: str = "interrupted", reason: str = "closed by the user") -> None:
-        if self.run.meta.status == "running":
-            self._count_time()
-            self.run.finish(status, reason)  # type: ignore[arg-type]
-        self.env.sandbox.close()
-
-    def _count_time(self) -> None:
-        self.run.meta.totals.seconds = round(self._prior_seconds + time.perf_counter() - self._opened, 3)
-        self.run.save_meta()
+class HumanSession(HumanRun):
+    """A person acting on a recorded run, one action at a time, with forms that start filled
+    (``HumanRun.start`` opens a new one)."""
 
     def suggested(self, action: str) -> dict[str, object]:
         """Values a form for ``action`` starts with, so a person edits rather than types:
@@ -105,87 +52,27 @@ class HumanSession:
         return out
 
     def main_script(self) -> str | None:
-        """The task's solve script when the workspace has it, else its first Python file."""
-        workspace = self.run.workspace
+        """The task's solve script when the workspace has it, else its first Python file.
+
+        Read through ``WorkspaceFS`` like every host look at a workspace: a process left in
+        the sandbox may have swapped the script for a link or a FIFO, and a form must neither
+        follow the one nor hang the UI on the other."""
+        fs = WorkspaceFS(self.run.workspace)
         for rel in self.task.solve:
-            if (workspace / rel).is_file():
+            if fs.kind(rel) == "file":
                 return rel
-        first = sorted(p.relative_to(workspace).as_posix() for p in workspace.rglob("*.py"))
+        first = [rel for rel, _ in fs.walk().files if rel.endswith(".py")]
         return first[0] if first else None
 
     def line_count(self, rel: str) -> int:
+        """Lines in the workspace file ``rel`` (0 when it is not a regular file there)."""
+        lines, last = 0, b"\n"
         try:
-            return len((self.run.workspace / rel).read_text(errors="replace").splitlines())
-        except OSError:
+            for chunk in WorkspaceFS(self.run.workspace).chunks(rel):
+                lines, last = lines + chunk.count(b"\n"), chunk[-1:]
+        except (WorkspaceError, OSError):
             return 0
-
-
-class StoppedWhileWaiting(KeyboardInterrupt):
-    """The person stopped the run while a proposal waited for them.
-
-    ``drive`` checks for a stop only before asking the actor, and takes an actor that
-    proposes nothing for one that finished; raised from ``propose``, this ends the run
-    ``interrupted`` like Ctrl-C does (``AgentSession.on_end`` then says why).
-    """
-
-
-@dataclass
-class Decision:
-    """A person's verdict on a proposed action in confirm mode."""
-
-    accept: bool
-    args: dict | str | None = None
-    reason: str = ""
-
-
-@dataclass
-class _Pending:
-    proposal: Proposal
-    done: threading.Event = field(default_factory=threading.Event)
-    decision: Decision | None = None
-
-
-class ConfirmingActor:
-    """Wraps an actor so each proposed action waits for a person to accept, edit or reject it.
-
-    A rejection is shown to the wrapped actor as an error observation (it proposes again) and
-    noted in the ``meta`` of the next step actually taken, so the trace keeps it.
-    """
-
-    def __init__(self, inner: Actor, ask: Callable[[Proposal], Decision | None]) -> None:
-        self.inner = inner
-        self.kind = inner.kind
-        self.ask = ask
-
-    def extra_actions(self) -> Sequence[ActionSpec]:
-        return self.inner.extra_actions()
-
-    def start(self, env: Environment, history: Sequence[Step]) -> None:
-        self.env = env  # the TUI builds the edit form from this run's own actions
-        self.inner.start(env, history)
-
-    def propose(self, env: Environment) -> Proposal | None:
-        rejected: list[dict] = []
-        while (proposal := self.inner.propose(env)) is not None:
-            decision = self.ask(proposal)
-            if decision is None:  # the session was stopped while waiting
-                raise StoppedWhileWaiting
-            if decision.accept:
-                if decision.args is not None:
-                    proposal = proposal.model_copy(update={"args": decision.args, "meta": {
-                        **proposal.meta, "edited_by_human": True, "proposed_args": proposal.args}})
-                if rejected:
-                    proposal.meta["rejected"] = rejected
-                return proposal
-            rejected.append({"action": proposal.action, "args": proposal.args, "reason": decision.reason})
-            note = f" Reason: {decision.reason}" if decision.reason else ""
-            self.inner.observe(proposal, Observation(
-                text=f"The human reviewer rejected this action; it was not run.{note} "
-                     f"Propose a different action.", error=True))
-        return None
-
-    def observe(self, proposal: Proposal, observation: Observation) -> None:
-        self.inner.observe(proposal, observation)
+        return lines + (last != b"\n")
 
 
 class AgentSession(RunHooks):
@@ -215,10 +102,11 @@ class AgentSession(RunHooks):
         self._running = threading.Event()
         self._running.set()
         self._single = False
-        self._pending: _Pending | None = None
         #: seconds spent paused between steps, which ``drive`` leaves out of the run's time
         self.paused_seconds = 0.0
-        self.actor: Actor = ConfirmingActor(actor, self._ask) if confirm else actor
+        # the UI may set ``on_proposal`` after construction, so the review calls it late
+        self.review = PersonReview(notify=lambda proposal: self.on_proposal(proposal))
+        self.actor: Actor = ApprovingActor(actor, self.review) if confirm else actor
 
     # --- control, from the UI thread -------------------------------------------------------
     @property
@@ -240,36 +128,21 @@ class AgentSession(RunHooks):
     def stop(self) -> None:
         self.stop_requested = True
         self._running.set()
-        if self._pending is not None:
-            self._pending.done.set()
+        self.review.stop()  # a proposal waiting in confirm mode is not run
 
     def decide(self, decision: Decision) -> None:
         """Answer the proposal waiting in confirm mode."""
-        pending = self._pending
-        if pending is not None:
-            pending.decision = decision
-            pending.done.set()
+        self.review.decide(decision)
 
     @property
     def pending(self) -> Proposal | None:
-        return self._pending.proposal if self._pending else None
+        return self.review.pending
 
     # --- the worker thread ---------------------------------------------------------------
     def run_to_end(self) -> RunDir:
         """Blocking: drive the run until it ends. Call from a worker thread."""
         drive(self.run, self.task, self.actor, hooks=self)
         return self.run
-
-    def _ask(self, proposal: Proposal) -> Decision | None:
-        self._pending = _Pending(proposal)
-        if self.stop_requested:  # stopped before the proposal was up: ``stop`` saw no pending
-            self._pending = None
-            return None
-        self.on_proposal(proposal)
-        self._pending.done.wait()
-        decision = self._pending.decision
-        self._pending = None
-        return None if self.stop_requested else decision
 
     def before_step(self, run: RunDir) -> None:
         if not self._running.is_set():

@@ -78,3 +78,54 @@ async def test_a_busy_indicator_shows_while_the_action_runs(human_app):
         await wait_for(pilot, lambda: holder.loading)
         release.set()
         await wait_for(pilot, lambda: len(screen.steps) == 1 and not holder.loading)
+
+
+def test_prefilled_forms_neither_follow_a_link_nor_hang_on_a_fifo_left_in_the_workspace(tmp_path):
+    """A process left in the sandbox can swap the solve script for a link to a host file or a
+    FIFO between steps; the form's prefill must not read the host file nor block the UI."""
+    import os
+
+    from tests.conftest import write_task
+    from tui.session import HumanSession
+
+    session = HumanSession.start(write_task(tmp_path / "tiny"), tmp_path / "runs", "local")
+    try:
+        assert session.suggested("Inspect Script Lines")["end_line_number"] == 3
+        script = session.run.workspace / "train.py"
+        secret = tmp_path / "host-secret.txt"
+        secret.write_text("line\n" * 7)
+        script.unlink()
+        script.symlink_to(secret)
+        assert session.main_script() is None and session.line_count("train.py") == 0
+        assert "end_line_number" not in session.suggested("Inspect Script Lines")
+        script.unlink()
+        os.mkfifo(script)
+        answers: list[dict] = []
+        worker = threading.Thread(target=lambda: answers.append(session.suggested("Inspect Script Lines")),
+                                  daemon=True)
+        worker.start()
+        worker.join(10)
+        assert answers and session.line_count("train.py") == 0
+    finally:
+        session.close()
+
+
+async def test_a_budget_ends_a_person_s_run_on_screen_and_the_app_scores_it(tmp_path):
+    """A person's run has the task's budgets, as an agent's has: the step that reaches one ends
+    the run, the screen says so and the app scores it."""
+    from tests.conftest import write_task
+    from tui.app import DeepLink, LabcoatApp
+
+    toml = 'metric = "total"\ndirection = "higher"\nbaseline = 6.0\nsolve = ["train.py"]\n' \
+           '[limits]\nmax_steps = 1\n'
+    task = write_task(tmp_path / "tiny", toml=toml)
+    app = LabcoatApp(runs_dir=tmp_path / "runs", sandbox="local", link=DeepLink(task=str(task)))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened_run(app, pilot)
+        await _choose(pilot, screen, "List Files")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(screen.steps) == 1)
+        await wait_for(pilot, lambda: (screen.run.path / "score.json").exists())
+        assert not screen.is_live
+    meta = RunDir.open(screen.run.path).meta
+    assert meta.status == "max_steps" and meta.totals.steps == 1

@@ -1,0 +1,150 @@
+"""Approval: any actor's proposals pass a policy that approves, edits or rejects each one.
+
+Confirm mode is one such policy (``PersonReview``: a person answers from another thread);
+a rule, a second model or a test's script can be another, and the wrapped actor cannot tell.
+What the policy said is kept in the trace: an edited step records the arguments first
+proposed, and the rejections before a step are listed in that step's ``meta["rejected"]``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from agent.actor import Actor, Proposal, StoppedWhileWaiting
+from environments.actions import ActionSpec
+from environments.environment import Environment
+from environments.observation import Observation
+from environments.runs import Step
+
+__all__ = ["REJECTED", "ApprovalPolicy", "ApprovingActor", "Decision", "PersonReview"]
+
+#: what the wrapped actor is told of a rejection (then the reason, if any)
+REJECTED = "The human reviewer rejected this action; it was not run."
+
+
+class Decision(BaseModel):
+    """A verdict on one proposal: approve it (as is, or with edited ``args``) or reject it."""
+
+    accept: bool
+    args: dict[str, Any] | str | None = None
+    reason: str = ""
+
+    @classmethod
+    def approve(cls) -> Decision:
+        return cls(accept=True)
+
+    @classmethod
+    def edit(cls, args: dict[str, Any] | str) -> Decision:
+        return cls(accept=True, args=args)
+
+    @classmethod
+    def reject(cls, reason: str = "") -> Decision:
+        return cls(accept=False, reason=reason)
+
+
+class ApprovalPolicy(Protocol):
+    def review(self, proposal: Proposal) -> Decision | None:
+        """The verdict on ``proposal``; None when the run was stopped meanwhile."""
+        ...
+
+
+class ApprovingActor:
+    """Wraps an actor so that each proposal is run only as its policy decides.
+
+    A rejection is shown to the wrapped actor as an error observation (so it proposes again,
+    inside the same ``propose``: no step is recorded for it) and listed in the ``meta`` of the
+    next step actually taken. A policy that answers None ends the run ``interrupted``.
+    """
+
+    def __init__(self, inner: Actor, policy: ApprovalPolicy) -> None:
+        self.inner = inner
+        self.kind = inner.kind
+        self.policy = policy
+        self.env: Environment | None = None
+
+    def extra_actions(self) -> Sequence[ActionSpec]:
+        return self.inner.extra_actions()
+
+    def start(self, env: Environment, history: Sequence[Step]) -> None:
+        self.env = env  # a reviewer builds its edit form from this run's own actions
+        self.inner.start(env, history)
+
+    def propose(self, env: Environment) -> Proposal | None:
+        rejected: list[dict[str, Any]] = []
+        while (proposal := self.inner.propose(env)) is not None:
+            decision = self.policy.review(proposal)
+            if decision is None:
+                raise StoppedWhileWaiting
+            if decision.accept:
+                return _approved(proposal, decision, rejected)
+            rejected.append({"action": proposal.action, "args": proposal.args, "reason": decision.reason})
+            note = f" Reason: {decision.reason}" if decision.reason else ""
+            self.inner.observe(proposal, Observation(
+                text=f"{REJECTED}{note} Propose a different action.", error=True))
+        return None
+
+    def observe(self, proposal: Proposal, observation: Observation) -> None:
+        self.inner.observe(proposal, observation)
+
+
+def _approved(proposal: Proposal, decision: Decision, rejected: list[dict[str, Any]]) -> Proposal:
+    """The proposal to run: edited arguments replace the proposed ones, which stay in ``meta``."""
+    meta = dict(proposal.meta)
+    if decision.args is not None:
+        meta.update(edited_by_human=True, proposed_args=proposal.args)
+    if rejected:
+        meta["rejected"] = rejected
+    args = proposal.args if decision.args is None else decision.args
+    return proposal.model_copy(update={"args": args, "meta": meta})
+
+
+class _Pending:
+    def __init__(self, proposal: Proposal) -> None:
+        self.proposal = proposal
+        self.done = threading.Event()
+        self.decision: Decision | None = None
+
+
+class PersonReview:
+    """Confirm mode's policy: each proposal waits until a person ``decide``s, from any thread.
+
+    ``notify`` tells the person's side a proposal is up (a UI posts it to its own thread);
+    ``stop`` answers a waiting proposal, and every later one, with None.
+    """
+
+    def __init__(self, notify: Callable[[Proposal], None] = lambda p: None) -> None:
+        self.notify = notify
+        self.stopped = False
+        self._pending: _Pending | None = None
+
+    @property
+    def pending(self) -> Proposal | None:
+        pending = self._pending
+        return pending.proposal if pending else None
+
+    def review(self, proposal: Proposal) -> Decision | None:
+        pending = self._pending = _Pending(proposal)
+        if self.stopped:  # stopped before the proposal was up: ``stop`` saw nothing pending
+            self._pending = None
+            return None
+        self.notify(proposal)
+        pending.done.wait()
+        self._pending = None
+        return None if self.stopped else pending.decision
+
+    def decide(self, decision: Decision) -> None:
+        """Answer the proposal that waits (if none does, the answer is dropped)."""
+        pending = self._pending
+        if pending is not None:
+            pending.decision = decision
+            pending.done.set()
+
+    def stop(self) -> None:
+        self.stopped = True
+        pending = self._pending
+        if pending is not None:
+            pending.done.set()
