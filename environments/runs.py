@@ -115,6 +115,33 @@ class ActorSpec(BaseModel):
     seed: int = Field(0, description="the actor's and the task's randomness")
 
 
+class ForkOrigin(BaseModel):
+    """Where a forked run came from (``labcoat run --fork RUN_DIR --at K``).
+
+    The fork's first ``step`` trace lines are the parent's, copied with ``Step.inherited``
+    set, and its workspace started as the parent's step-``step`` snapshot; ``inherited`` is
+    what that prefix had used. The fork's ``totals`` start from it, so budgets hold for the
+    whole episode (a fork continued like its parent stops where its parent stopped) and the
+    share that is not the fork's own stays visible.
+    """
+
+    parent: str = Field(description="the parent's run id")
+    parent_dir: str = Field(description="the parent's run directory when the fork was made")
+    step: int = Field(ge=0, description="the last step taken over from the parent (0: none)")
+    inherited: Totals = Field(default_factory=Totals, description="the prefix's steps, tokens, "
+                              "cost and seconds (model calls and actions of steps 1..step)")
+
+
+class ForkRecord(BaseModel):
+    """One line of a parent's ``forks.jsonl``: a child made from it, so a run's family is
+    found from the run itself wherever its forks were written."""
+
+    run_id: str
+    path: str
+    step: int
+    created_at: str = Field(default_factory=now)
+
+
 class RunMeta(BaseModel):
     """``run.json``: who ran what, under which limits, and how it ended.
 
@@ -132,6 +159,7 @@ class RunMeta(BaseModel):
     task_source: str | None = Field(None, description="the task folder or name it was prepared from")
     batch: str | None = Field(None, description="the batch folder, for a batch's run")
     manifest: RunManifest | None = None
+    fork: ForkOrigin | None = Field(None, description="set on a run forked from another's step")
     status: RunStatus = "created"
     status_reason: str = ""
     final_answer: str | None = None
@@ -222,6 +250,8 @@ class Step(BaseModel):
     changed: list[str] = Field(default_factory=list)
     meta: dict[str, Any] = Field(default_factory=dict)
     data: dict[str, Any] | None = None
+    inherited: bool = Field(False, description="copied from the parent run by a fork, not taken "
+                            "in this run")
 
 
 def clean(value: Any) -> Any:
@@ -289,6 +319,65 @@ class RunDir:
         return run
 
     @classmethod
+    def create_fork(cls, runs_dir: Path, meta: RunMeta, parent: RunDir, prefix: list[Step]) -> RunDir:
+        """A new run that starts where ``parent`` stood after ``prefix`` (its steps 1..K).
+
+        The parent's snapshots 0..K are adopted (objects linked, not copied), the workspace is
+        rebuilt from snapshot K, and the prefix is written as this run's trace with
+        ``inherited`` set. ``run.json`` comes last: until it exists the folder is not a run,
+        so a fork killed half-made is never loaded, resumed or scored.
+        """
+        at = len(prefix)
+        if [s.index for s in prefix] != list(range(1, at + 1)):
+            raise ValueError("a fork's prefix must be the parent's steps 1..K in order")
+        path = Path(runs_dir) / meta.run_id
+        path.mkdir(parents=True)
+        try:
+            run = cls(path, meta, parent.snapshots.base_dir)
+            run.snapshots.adopt(parent.snapshots, [f"{i:05d}" for i in range(at + 1)])
+            run.restore(at)
+            with run.trace_path.open("w") as f:
+                for step in prefix:
+                    f.write(dump_json(step.model_copy(update={"inherited": True})) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+            run.meta.totals.steps = at
+            run.save_meta()
+        except BaseException:
+            shutil.rmtree(path, ignore_errors=True)  # a half-made fork is no run: leave nothing
+            raise
+        parent.note_fork(run)
+        return run
+
+    @property
+    def forks_path(self) -> Path:
+        return self.path / "forks.jsonl"
+
+    def note_fork(self, child: RunDir) -> None:
+        """Record ``child`` as forked from this run (an appended line; the run's own records
+        are not rewritten)."""
+        assert child.meta.fork is not None
+        record = ForkRecord(run_id=child.meta.run_id, path=str(child.path), step=child.meta.fork.step)
+        with self.forks_path.open("a") as f:
+            f.write(dump_json(record) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    def forks(self) -> list[ForkRecord]:
+        """The runs forked from this one whose folders still exist, oldest first."""
+        if not self.forks_path.exists():
+            return []
+        found = []
+        for line in self.forks_path.read_text().splitlines():
+            try:
+                record = ForkRecord.model_validate_json(line)
+            except ValueError:
+                continue  # a torn last line
+            if (Path(record.path) / "run.json").exists():
+                found.append(record)
+        return found
+
+    @classmethod
     def open(cls, path: str | Path) -> RunDir:
         path = Path(path).resolve()
         meta_path = path / "run.json"
@@ -302,8 +391,11 @@ class RunDir:
         self.meta.updated_at = now()
         _fsync_write(self.path / "run.json", dump_json(self.meta, indent=2))
 
-    def steps(self) -> list[Step]:
-        """Every complete step; a torn final line (a kill mid-write) is trimmed away."""
+    def steps(self, trim: bool = True) -> list[Step]:
+        """Every complete step; a torn final line (a kill mid-write) is trimmed away.
+
+        ``trim=False`` only reads: for a reader that is not the run's writer (a fork, a
+        comparison), to which a live run's line being written looks torn."""
         if not self.trace_path.exists():
             return []
         raw = self.trace_path.read_bytes()
@@ -316,7 +408,7 @@ class RunDir:
             except ValueError:
                 break
             good_len += len(line)
-        if good_len != len(raw):
+        if trim and good_len != len(raw):
             with self.trace_path.open("r+b") as f:
                 f.truncate(good_len)
         return steps

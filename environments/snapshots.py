@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -207,6 +208,39 @@ class SnapshotStore:
             sha = self._store(fs, rel)  # hashed again as copied: what is stored is what is named
         return FileEntry(sha=sha, size=st.st_size, mode=st.st_mode & 0o777, base=is_base,
                          mtime_ns=st.st_mtime_ns, ino=st.st_ino)
+
+    def adopt(self, other: SnapshotStore, labels: list[str]) -> None:
+        """Take over ``other``'s snapshots ``labels`` (a fork's prefix): each manifest and the
+        objects it names, hard-linked where the filesystem allows (objects are immutable and
+        named by content, so sharing them is safe), else copied. A label or object missing in
+        ``other`` is a :class:`SnapshotError` before anything is written."""
+        manifests = [other.load(label) for label in labels]
+        for manifest in manifests:
+            for rel, entry in manifest.files.items():
+                if not entry.base and not other._object(entry.sha).is_file():
+                    raise SnapshotError(f"snapshot {manifest.label} of {other.root.parent}: the "
+                                        f"stored copy of {rel} is missing")
+        for manifest in manifests:
+            for entry in manifest.files.values():
+                if not entry.base:
+                    self._link_object(other._object(entry.sha))
+            self._save(manifest)
+        self._last = None
+
+    def _link_object(self, source: Path) -> None:
+        dest = self.objects / source.parent.name / source.name
+        if dest.exists():
+            return
+        dest.parent.mkdir(exist_ok=True)
+        try:
+            os.link(source, dest)
+        except OSError:  # another filesystem, or links not allowed: a copy, renamed into place
+            tmp = self.objects / f"tmp-{secrets.token_hex(8)}"
+            try:
+                shutil.copyfile(source, tmp)
+                tmp.replace(dest)
+            finally:
+                tmp.unlink(missing_ok=True)
 
     def restore(self, label: str, dest: Path) -> Manifest:
         """Make ``dest`` hold exactly snapshot ``label``: other files, links, special files,

@@ -7,7 +7,15 @@ from typing import Optional
 
 import typer
 
-from tui.cli.common import JSON_OPT, WIDE_OPT, Col, console, err_console, fail, print_table
+from tui.cli.common import (
+    JSON_OPT,
+    WIDE_OPT,
+    Col,
+    console,
+    err_console,
+    fail,
+    print_table,
+)
 
 #: what a person reading the report at 80 columns needs; the rest comes with --wide
 NARROW = {"task", "model", "runs", "success", "mean improvement", "cost $"}
@@ -23,7 +31,8 @@ def register(app: typer.Typer) -> None:
 
 
 def report_cmd(
-    runs_dir: Path = typer.Argument(..., help="a folder of runs (searched recursively), e.g. a batch"),
+    runs_dir: Optional[Path] = typer.Argument(None, help="a folder of runs (searched recursively), "
+                                              "e.g. a batch"),
     markdown: bool = typer.Option(False, "--markdown", help="a Markdown table on stdout"),
     as_json: bool = JSON_OPT,
     wide: bool = WIDE_OPT,
@@ -35,8 +44,22 @@ def report_cmd(
         None, "--where", help="only runs whose run.json has KEY=VALUE (repeatable): backend=docker, "
         "gpu=none, cores=16, mode=tools, kind=baseline, validations=0, or any dotted key "
         "(config.context.keep_last=3, manifest.machine.cpu_model=...)"),
+    family: Optional[Path] = typer.Option(
+        None, "--family", help="a run directory: it, the run it was forked from and every fork, "
+        "compared (score per step after each fork point, final score)"),
+    diff: bool = typer.Option(False, "--diff", help="with --family: each fork's final workspace "
+                              "diffed against the run it was forked from"),
 ) -> None:
     """Success rate, improvement ± stderr, steps, tokens, cost, time and failures per task × model."""
+    if family is not None:
+        if runs_dir is not None or compare or where or plots:
+            fail("--family RUN_DIR compares one run's forks: give it alone (with --json, "
+                 "--markdown or --diff)")
+        return family_report(family, as_json=as_json, markdown=markdown, diff=diff, wide=wide)
+    if diff:
+        fail("--diff goes with --family RUN_DIR")
+    if runs_dir is None:
+        fail("give a RUNS_DIR (or --family RUN_DIR)")
     from environments.report import (
         COLUMNS,
         build_report,
@@ -93,3 +116,41 @@ def report_cmd(
             err_console.print(f"wrote {path}")
         for note in plot_notes(runs):
             err_console.print(f"[yellow]note:[/] {note}", markup=True, highlight=False)
+
+
+def family_report(run_dir: Path, *, as_json: bool, markdown: bool, diff: bool, wide: bool) -> None:
+    """``labcoat report --family RUN_DIR``: the original, its forks, and how they continued."""
+    from environments.family import (
+        FAMILY_COLUMNS,
+        diff_workspaces,
+        family_markdown,
+        load_family,
+        member_cells,
+    )
+    from environments.report import dump
+    from environments.runs import RunDir
+
+    if not (run_dir / "run.json").exists():
+        fail(f"{run_dir}: not a run directory (no run.json)")
+    fam = load_family(run_dir)
+    by_id = {m.run_id: m for m in fam.members}
+    diffs = [diff_workspaces(RunDir.open(by_id[m.parent].path), RunDir.open(m.path))
+             for m in fam.members if diff and m.parent in by_id]
+    if as_json:
+        typer.echo(dump({"members": [m.model_dump() for m in fam.members],
+                         "diffs": [d.model_dump() for d in diffs]}))
+        return
+    if markdown:
+        typer.echo(family_markdown(fam))
+    else:
+        cols = [Col(n, key=n == "run", extra=n in ("forked from", "status", "score after the fork point"),
+                    justify="right" if n in ("at", "steps (own)") else "left") for n in FAMILY_COLUMNS]
+        print_table(f"{len(fam.members)} runs of {fam.root.run_id}'s family", cols,
+                    [member_cells(m) for m in fam.members], wide=wide)
+        if len(fam.members) == 1:
+            console.print("no forks yet: labcoat run --fork RUN_DIR --at K starts one", highlight=False)
+    for d in diffs:
+        typer.echo(f"\n{d.b} vs {d.a}: " + (", ".join(f"{f.change} {f.path}" for f in d.files)
+                                           or "identical final workspaces"))
+        for f in d.files:
+            typer.echo(f.diff.rstrip("\n") if f.diff else f"  {f.path}: {f.note}" if f.note else "")

@@ -57,7 +57,13 @@ def config_options(opts: list[Option]) -> Callable[[Callable[..., Any]], Callabl
     return wrap
 
 
-PANELS = {"actor": "Actor", "context": "Agent context", "budgets": "Budgets"}
+PANELS = {"actor": "Actor", "context": "Agent context", "tree": "Tree agent (--agent tree)", "budgets": "Budgets"}
+
+
+def _given(ctx: typer.Context | None, name: str) -> bool:
+    """Whether ``name`` was typed on the command line (a fork keeps its parent's otherwise)."""
+    source = ctx.get_parameter_source(name) if ctx is not None else None
+    return source is not None and source.name != "DEFAULT"  # by name: typer vendors its own click
 
 
 @config_options(options())
@@ -67,12 +73,19 @@ def run_cmd(
     runs_dir: Path = typer.Option(Path("runs"), "--runs-dir"),
     resume: Optional[Path] = typer.Option(None, "--resume", help="continue this run directory; "
                                           "options given replace what it stored (a budget: raised)"),
+    fork: Optional[Path] = typer.Option(None, "--fork", help="start a new run from this run "
+                                        "directory's step --at K (its steps 1..K and workspace); "
+                                        "options given replace what it stored"),
+    at: Optional[int] = typer.Option(None, "--at", help="with --fork: the step to continue from "
+                                     "(0 = before the first step)"),
     score: bool = typer.Option(True, "--score/--no-score", help="score the run when it ends"),
     as_json: bool = JSON_OPT,
+    ctx: typer.Context = None,  # type: ignore[assignment]  # typer passes it
     options: dict[str, Any] | None = None,
 ) -> None:
     """Let an actor attempt a task; every step is recorded under RUNS_DIR/<run_id>/."""
     from agent.factory import AgentConfigError, make_actor, resolve, resolve_choice
+    from agent.fork import ForkError, fork_config, fork_run
     from agent.replay import ReplayError, keep_actions, kept_actions
     from agent.runner import create_run, drive, task_of
     from environments.runs import RunDir
@@ -81,8 +94,25 @@ def run_cmd(
     from sandbox import SandboxError
     from tui.cli.display import hooks_for
 
+    if fork is not None and (resume is not None or task is not None):
+        fail("--fork starts a new run from another: give no TASK and no --resume with it")
+    if (fork is None) != (at is None):
+        fail("--fork RUN_DIR and --at K go together")
     try:
-        if resume is not None:
+        if fork is not None:
+            parent = RunDir.open(fork)
+            if (options or {}).get("actions") is not None:
+                options = {**(options or {}), "actions": str(Path(options["actions"]).resolve())}
+            config, budgets = fork_config(parent, options or {})
+            config = resolve(config)
+            actor = make_actor(config)  # a bad choice fails here, before anything is written
+            given = {name for name in ("sandbox", "runs_dir") if _given(ctx, name)}
+            run, task_spec = fork_run(parent, at, actor, runs_dir if "runs_dir" in given else None,
+                                      config=config, budgets=budgets,
+                                      sandbox=sandbox if "sandbox" in given else None)
+            if config.kind == "replay":
+                actor = make_actor(ActorConfig.from_meta(run.meta))  # the fork's own actions file
+        elif resume is not None:
             run = RunDir.open(resume)
             task_spec = task_of(run)
             config, budgets = build(options or {}, ActorConfig.from_meta(run.meta), run.meta.limits)
@@ -100,18 +130,20 @@ def run_cmd(
             if config.actions is not None:
                 config = config.model_copy(update={"actions": str(Path(config.actions).resolve())})
             config = resolve(config)
-        actor = make_actor(config)
-        if resume is None:
+        if fork is None:
+            actor = make_actor(config)
+        if resume is None and fork is None:
             run, task_spec = create_run(task, actor, runs_dir, config=config, sandbox=sandbox,
                                         budgets=budgets)
             if config.kind == "replay" and config.actions is not None:
                 keep_actions(run.path, Path(config.actions))
     except (AgentConfigError, ReplayError, TaskError, FileNotFoundError, ValueError,
-            SandboxError) as err:
+            SandboxError, ForkError) as err:
         fail(str(err))
     if not as_json:
+        origin = f" (fork of {run.meta.fork.parent} at step {run.meta.fork.step})" if run.meta.fork else ""
         console.print(f"run [bold]{run.meta.run_id}[/] on [bold]{run.meta.task}[/] with "
-                      f"{run.meta.model or run.meta.agent} (sandbox {run.meta.sandbox}) → {run.path}")
+                      f"{run.meta.model or run.meta.agent} (sandbox {run.meta.sandbox}){origin} → {run.path}")
     meta = drive(run, task_spec, actor, hooks=hooks_for(console, quiet=as_json))
     result = {"run_dir": str(run.path), **meta.model_dump()}
     if score:

@@ -6,11 +6,12 @@ import json
 from pathlib import Path
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, DataTable, Footer, Header, Input, Label
 
 from environments.runs import RunDir
 
@@ -27,6 +28,31 @@ def load_runs(runs_dir: Path) -> list[RunDir]:
                 except (ValueError, OSError):
                     continue
     return runs
+
+
+def family_order(runs: list[RunDir]) -> list[tuple[RunDir, int]]:
+    """``runs`` with each fork right under the run it was forked from, and its depth there
+    (a fork whose parent is not in the list stands at the top level)."""
+    ids = {r.meta.run_id for r in runs}
+    children: dict[str | None, list[RunDir]] = {}
+    for r in runs:
+        parent = r.meta.fork.parent if r.meta.fork and r.meta.fork.parent in ids else None
+        children.setdefault(parent, []).append(r)
+    out: list[tuple[RunDir, int]] = []
+    stack = [(r, 0) for r in reversed(children.get(None, []))]
+    while stack:
+        run, depth = stack.pop()
+        out.append((run, depth))
+        stack += [(c, depth + 1) for c in reversed(children.get(run.meta.run_id, []))]
+    return out
+
+
+def fork_step(run: RunDir) -> int:
+    """Where "fork by hand" starts by default: the last step, or the one before a Final Answer."""
+    steps = run.steps(trim=False)
+    if steps and steps[-1].action == "Final Answer" and not steps[-1].error:
+        return len(steps) - 1
+    return len(steps)
 
 
 def score_cell(run: RunDir) -> str:
@@ -46,12 +72,16 @@ class RunsScreen(Screen):
     HELP = """
 Past runs in the runs folder, with status and score. Enter opens one to replay it step by
 step; `c` scores its last step, `C` every step (the curve in the run's Score tab); `u`
-resumes an interrupted or failed run with the same actor.
+resumes an interrupted or failed run with the same actor; `k` forks the run at a step you
+choose and lets you continue it by hand (a new run whose first steps are the original's).
+A fork is listed under the run it was forked from; `labcoat report --family RUN_DIR`
+compares the continuations.
 """
     BINDINGS = [Binding("enter", "open_run", "Open", id="runs.open"),
                 Binding("c", "score", "Score", id="runs.score"),
                 Binding("C", "score_all", "Score all steps", id="runs.score_all"),
                 Binding("u", "resume", "Resume", id="runs.resume"),
+                Binding("k", "fork", "Fork by hand", id="runs.fork"),
                 Binding("f5", "reload", "Reload", id="runs.reload")]
 
     def __init__(self, runs_dir: Path) -> None:
@@ -74,11 +104,13 @@ resumes an interrupted or failed run with the same actor.
     def action_reload(self) -> None:
         table = self.query_one("#runs-table", DataTable)
         table.clear()
-        self.runs = load_runs(self.runs_dir)
-        for run in self.runs:
+        ordered = family_order(load_runs(self.runs_dir))
+        self.runs = [run for run, _ in ordered]
+        for run, depth in ordered:
             m = run.meta
-            cells = (m.run_id, m.status, m.task, m.model or m.agent, str(m.totals.steps),
-                     score_cell(run))
+            name = ("  " * (depth - 1) + "└ " if depth else "") + m.run_id
+            steps = str(m.totals.steps) + (f" (from {m.fork.step})" if m.fork else "")
+            cells = (name, m.status, m.task, m.model or m.agent, steps, score_cell(run))
             table.add_row(*(Text(cell) for cell in cells))  # a str cell is markup to DataTable
 
     @property
@@ -112,9 +144,84 @@ resumes an interrupted or failed run with the same actor.
             return
         self.app.resume_run(run.path)
 
+    def action_fork(self) -> None:
+        """Ask for a step of the selected run, then continue from it by hand (a new run)."""
+        run = self.selected
+        if run is None:
+            return
+
+        def chosen(step: int | None) -> None:
+            if step is not None:
+                self.fork_by_hand(run.path, step)
+
+        self.app.push_screen(ForkDialog(run.meta.run_id, fork_step(run), run.meta.totals.steps), chosen)
+
+    @work(thread=True, exclusive=True, group="start")
+    def fork_by_hand(self, run_path: Path, step: int) -> None:
+        """Fork ``run_path`` at ``step`` into a person's run and open it live (a worker: the
+        fork copies snapshots, and opening the session starts its sandbox)."""
+        from agent.config import ActorConfig
+        from agent.fork import fork_run
+        from tui.screens.run import RunScreen
+        from tui.session import HumanActor, HumanSession
+
+        try:
+            parent = RunDir.open(run_path)
+            fork, task = fork_run(parent, step, HumanActor(), config=ActorConfig(
+                kind="human", seed=parent.meta.seed))
+            session = HumanSession(fork, task)
+        except Exception as err:  # noqa: BLE001 - shown to the person, the app stays up
+            self.app.call_from_thread(self.notify, f"cannot fork {Path(run_path).name} at step {step}: "
+                                      f"{err}", severity="error", markup=False)
+            return
+        self.app.call_from_thread(self.app.push_screen, RunScreen(fork, human=session))
+
+    def on_screen_resume(self) -> None:
+        """Back from a run (a fork made here, say): the list shows what changed."""
+        if self.is_mounted:
+            self.action_reload()
+
     def show_score(self, message) -> None:
         """A run was scored: its score cell changes (the cursor stays on the same row)."""
         table = self.query_one("#runs-table", DataTable)
         row = table.cursor_row
         self.action_reload()
         table.move_cursor(row=row)
+
+
+class ForkDialog(ModalScreen[int | None]):
+    """Which step to fork at: the step number, checked here against the run's range."""
+
+    DEFAULT_CSS = """
+    ForkDialog { align: center middle; }
+    #fork-dialog { width: 80; height: auto; border: thick $primary; padding: 1 2; background: $surface; }
+    #fork-dialog Horizontal { height: auto; }
+    #fork-error { color: $error; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="fork.cancel")]
+
+    def __init__(self, run_id: str, default: int, steps: int) -> None:
+        super().__init__()
+        self.run_id, self.default, self.last = run_id, default, steps
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="fork-dialog"):
+            yield Label(Text(f"Fork {self.run_id} and continue by hand from step (0-{self.last}):"))
+            yield Input(str(self.default), type="integer", id="fork-step")
+            yield Label("", id="fork-error")
+            with Horizontal():
+                yield Button("Fork", id="fork-ok", variant="primary")
+                yield Button("Cancel", id="fork-cancel")
+
+    @on(Input.Submitted, "#fork-step")
+    @on(Button.Pressed, "#fork-ok")
+    def submit(self) -> None:
+        text = self.query_one("#fork-step", Input).value.strip()
+        if not text.lstrip("-").isdigit() or not 0 <= int(text) <= self.last:
+            self.query_one("#fork-error", Label).update(Text(f"a step from 0 to {self.last}"))
+            return
+        self.dismiss(int(text))
+
+    @on(Button.Pressed, "#fork-cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
