@@ -18,13 +18,16 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import statistics
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from environments.anchors import load_anchors
 from environments.manifest import lookup
 from environments.runs import BatchRecords, RunMeta
 from environments.scoring import FailureReason, Score, load_scores
@@ -49,6 +52,13 @@ class RunRecord(BaseModel):
     score: Score | None = None
     curve: dict[int, float | None] = Field(default_factory=dict, description="step -> improvement")
     error: str | None = Field(None, description="why a batch combination never made a run")
+    anchored: bool = Field(False, description="the task has anchors, so normalized scores exist")
+    normalized_curve: dict[int, float] = Field(
+        default_factory=dict, description="step -> normalized score (failures as 0: see step_value)")
+    step_seconds: dict[int, float] = Field(
+        default_factory=dict, description="step -> wall-clock seconds since the run started")
+    step_tokens: dict[int, int] = Field(
+        default_factory=dict, description="step -> tokens spent up to and including the step")
 
     @property
     def outcome(self) -> str:
@@ -84,13 +94,41 @@ class RunRecord(BaseModel):
 
 
 UNISOLATED = " (UNISOLATED: --sandbox none)"
+NO_TOOLS = " (no method tools)"
 
 
-def model_label(meta: RunMeta) -> str:
+def model_label(meta: RunMeta, method_tools: bool = True) -> str:
     """The row a run belongs to: its model (else agent, else actor); a run whose code ran with
-    no isolation gets a row of its own that says so, never mixed into an isolated one."""
+    no isolation gets a row of its own that says so, never mixed into an isolated one, and so
+    does a run whose task's method tools were withheld (the control arm of an uplift)."""
     label = meta.model or meta.agent or meta.actor
+    if not method_tools:
+        label += NO_TOOLS
     return label + UNISOLATED if meta.sandbox == "none" else label
+
+
+def offered_method_tools(path: Path, meta: RunMeta) -> bool:
+    """Whether the run's actor was offered the task's method tools.
+
+    A batch records that in its spec (``method_tools``, ``agent/batch.py``), and a batch's runs
+    lie at ``BATCH/runs/<key>/<run_id>/``; read from there (not ``meta.batch``, which a moved
+    folder leaves stale). A run's own config saying so (``config.method_tools``) wins.
+    """
+    own = getattr(meta.config, "method_tools", None)
+    if isinstance(own, bool):
+        return own
+    if meta.batch is None or len(path.parents) < 3:
+        return True
+    spec = _batch_spec(path.parents[2] / "batch.json")
+    return spec.get("method_tools", True) is not False
+
+
+def _batch_spec(path: Path) -> dict[str, Any]:
+    try:
+        spec = json.loads(path.read_text()).get("spec")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return spec if isinstance(spec, dict) else {}
 
 
 def find_run_dirs(root: str | Path) -> list[Path]:
@@ -138,18 +176,127 @@ def matches(meta: RunMeta, where: Mapping[str, str]) -> bool:
     return all(_text(lookup(data, k)) == v for k, v in where.items())
 
 
+def step_value(score: Score | None, anchored: bool) -> float | None:
+    """A scored snapshot's normalized score as curves and uplift count it.
+
+    An evaluation the submission failed (no submission, eval error, timeout) earned nothing
+    over the baseline, so it counts as the baseline anchor's 0 rather than vanishing (which
+    would leave only the lucky runs in a mean). An infrastructure failure says nothing about
+    the actor and a task without anchors has no scale: both are ``None`` (no value).
+    """
+    if score is None or not anchored or score.failure == "infrastructure":
+        return None
+    if score.failure is not None:
+        return 0.0
+    return score.normalized
+
+
+def _elapsed(start: str, stamp: str) -> float | None:
+    try:
+        return max(0.0, (datetime.fromisoformat(stamp) - datetime.fromisoformat(start)).total_seconds())
+    except (TypeError, ValueError):
+        return None
+
+
+def _json_lines(path: Path) -> Iterable[bytes]:
+    """The lines of a JSONL file, read only (a report never trims a run that may be running)."""
+    if not path.is_file():
+        return
+    with path.open("rb") as f:
+        yield from f
+
+
+def _loads(line: bytes) -> dict[str, Any]:
+    """One line's object, or ``{}`` for a torn or foreign line (skipped, not an error)."""
+    try:
+        item = json.loads(line)
+    except ValueError:
+        return {}
+    return item if isinstance(item, dict) else {}
+
+
+# Fast paths: a trace line starts with its index and time (the Step model's field order) and a
+# call-log line names its step before the prompt (agent/calllog.py). A JSON string escapes every
+# quote, so these byte patterns cannot occur inside a prompt or an observation; a line that does
+# not match (another writer's order) is parsed whole. Reading a 1,000-step run's curve this way
+# skips decoding megabytes of observations and prompts.
+_TRACE_HEAD = re.compile(rb'\{"index":(\d+),"time":"([^"]*)"')
+_CALL_STEP = re.compile(rb'"step": (\d+), "messages"')
+_CALL_USAGE = re.compile(rb'"usage": \{"input": (\d+), "output": (\d+)')
+
+
+def read_step_times(path: Path, start: str) -> dict[int, float]:
+    """step -> seconds from ``start`` to the step's trace line.
+
+    Wall clock as a person lives it: a human's thinking time counts, as in RE-Bench's time
+    budgets. Steps a fork inherited happened in the parent, before this run started: left out.
+    """
+    out: dict[int, float] = {}
+    for line in _json_lines(path / "trace.jsonl"):
+        head = _TRACE_HEAD.match(line)
+        if head and b'"inherited":true' not in line and line.endswith(b"}\n"):
+            index, stamp = int(head[1]), head[2].decode()
+        else:
+            item = _loads(line)
+            if item.get("inherited") or not isinstance(item.get("index"), int):
+                continue
+            index, stamp = item["index"], item.get("time")
+        seconds = _elapsed(start, stamp)
+        if seconds is not None:
+            out[index] = seconds
+    return out
+
+
+def read_step_tokens(path: Path) -> dict[int, int]:
+    """step -> tokens (prompt + reply) of all model calls up to and including that step,
+    from ``llm/calls.jsonl`` (each call records the step it was made for)."""
+    per_step: dict[int, int] = {}
+    for line in _json_lines(path / "llm" / "calls.jsonl"):
+        step = _CALL_STEP.search(line, 0, 4096)
+        usage = _CALL_USAGE.search(line, max(0, line.rfind(b'"usage": {'))) if step else None
+        if step and usage and line.endswith(b"}\n"):
+            index, tokens = int(step[1]), int(usage[1]) + int(usage[2])
+        else:
+            item = _loads(line)
+            index, got = item.get("step"), item.get("usage") or {}
+            if not isinstance(index, int):
+                continue
+            tokens = int(got.get("input", 0)) + int(got.get("output", 0))
+        per_step[index] = per_step.get(index, 0) + tokens
+    total, out = 0, {}
+    for step in sorted(per_step):
+        total += per_step[step]
+        out[step] = total
+    return out
+
+
 def load_run(path: str | Path, meta: RunMeta | None = None) -> RunRecord:
     path = Path(path)
     meta = meta or RunMeta.model_validate_json((path / "run.json").read_text())
     score = None
     if (path / "score.json").is_file():
         score = Score.model_validate_json((path / "score.json").read_text())
-    curve = {step: s.improvement for step, s in load_scores(path).items()}
+    scores = load_scores(path)
+    curve = {step: s.improvement for step, s in scores.items()}
+    try:
+        anchored = load_anchors(Path(meta.task_root)) is not None
+    except (OSError, ValueError):
+        anchored = False
+    # the prepared copy may be gone (cache cleared): a normalized value shows the anchors existed
+    anchored = anchored or any(s.normalized is not None for s in scores.values())
+    normalized = {step: v for step, s in scores.items() if (v := step_value(s, anchored)) is not None}
+    seconds: dict[int, float] = {}
+    tokens: dict[int, int] = {}
+    if normalized:  # only a run on a curve pays for reading its trace and call log
+        start = meta.manifest.started_at if meta.manifest and meta.manifest.started_at else meta.created_at
+        seconds, tokens = read_step_times(path, start), read_step_tokens(path)
     t = meta.totals
     return RunRecord(
-        path=str(path), run_id=meta.run_id, task=meta.task, model=model_label(meta), seed=meta.seed,
+        path=str(path), run_id=meta.run_id, task=meta.task, model=model_label(meta, offered_method_tools(path, meta)),
+        seed=meta.seed,
         status=meta.status, steps=t.steps, tokens=t.tokens_in + t.tokens_out, cost=t.cost,
-        seconds=t.seconds, score=score, curve=curve,
+        seconds=t.seconds, score=score, curve=curve, anchored=anchored,
+        normalized_curve=normalized, step_seconds=seconds, step_tokens=tokens,
     )
 
 
@@ -341,10 +488,12 @@ def comparison_markdown(comparisons: list[Comparison], a: str, b: str) -> str:
 
 
 def report_json(rows: list[Row], runs: list[RunRecord]) -> dict[str, Any]:
+    per_step = {"score", "curve", "normalized_curve", "step_seconds", "step_tokens"}
     return {"rows": [r.model_dump() for r in rows],
-            "runs": [{**r.model_dump(exclude={"score", "curve"}), "outcome": r.outcome,
+            "runs": [{**r.model_dump(exclude=per_step), "outcome": r.outcome,
                       "improvement": r.improvement, "best_improvement": r.best_improvement}
-                     for r in runs]}
+                     for r in runs],
+            "anytime": anytime_json(runs)}
 
 
 # ---- plots ----------------------------------------------------------------------------------
@@ -375,6 +524,91 @@ def improvement_curves(runs: list[RunRecord]) -> dict[str, dict[str, list[tuple[
             if values:
                 points.append((step, statistics.fmean(values), _stderr(values) or 0.0))
         out.setdefault(task, {})[model] = points
+    return out
+
+
+Axis = Literal["seconds", "tokens"]
+
+
+class AnytimePoint(BaseModel):
+    """The mean normalized score an actor's runs had reached at a budget ``x``."""
+
+    x: float
+    mean: float
+    stderr: float = 0.0
+    runs: int
+
+
+def trajectory(values: Mapping[int, float], at: Mapping[int, float]) -> list[tuple[float, float]]:
+    """A run's (budget spent, normalized score) points, in step order, from the origin.
+
+    ``values``: step -> normalized score; ``at``: step -> seconds or tokens at that step. Every
+    run starts at (0, 0): its workspace is the task's ``env/``, the baseline anchor, unless
+    step 0 itself was scored. A scored step whose budget is unknown (no trace time) is skipped.
+    The budget never goes back (a resumed run's clock), so a later step is never drawn earlier.
+    """
+    points = [(0.0, values.get(0, 0.0))]
+    for step in sorted(values):
+        if step == 0 or step not in at:
+            continue
+        points.append((max(float(at[step]), points[-1][0]), values[step]))
+    return points
+
+
+def anytime_curve(trajectories: list[list[tuple[float, float]]]) -> list[AnytimePoint]:
+    """Mean ± stderr over runs of the score each had *at* budget x, on the union of the runs'
+    budgets: a run's score at x is its latest point at or before x (the workspace it would
+    hand in if stopped there); a run that ended earlier keeps its final score."""
+    grid = sorted({x for t in trajectories for x, _ in t})
+    out = []
+    for x in grid:
+        values = []
+        for t in trajectories:
+            known = [v for px, v in t if px <= x]
+            if known:
+                values.append(known[-1])
+        if values:
+            out.append(AnytimePoint(x=x, mean=statistics.fmean(values), stderr=_stderr(values) or 0.0,
+                                    runs=len(values)))
+    return out
+
+
+def anytime_curves(runs: list[RunRecord], axis: Axis = "seconds") -> dict[str, dict[str, list[AnytimePoint]]]:
+    """task -> actor (model label; ``human`` for people in the TUI) -> normalized score against
+    wall-clock seconds or tokens. Only runs with a normalized score at some step take part;
+    against tokens, an actor whose runs spent none (a person, the baseline agent) is left out,
+    since every point would sit at 0."""
+    groups: dict[tuple[str, str], list[list[tuple[float, float]]]] = {}
+    for r in runs:
+        if not r.normalized_curve:
+            continue
+        at = r.step_seconds if axis == "seconds" else r.step_tokens
+        if axis == "tokens":
+            if not any(at.values()):
+                continue
+            at = {step: at.get(step, _tokens_before(at, step)) for step in r.normalized_curve}
+        groups.setdefault((r.task, r.model), []).append(trajectory(r.normalized_curve, at))
+    out: dict[str, dict[str, list[AnytimePoint]]] = {}
+    for (task, model), trajectories in sorted(groups.items()):
+        out.setdefault(task, {})[model] = anytime_curve(trajectories)
+    return out
+
+
+def _tokens_before(cumulative: Mapping[int, int], step: int) -> int:
+    """Tokens spent by ``step`` when no call was made for it (an action run without a model
+    call): the total of the last step that made one."""
+    earlier = [s for s in cumulative if s <= step]
+    return cumulative[max(earlier)] if earlier else 0
+
+
+def anytime_json(runs: list[RunRecord]) -> dict[str, dict[str, dict[str, list[dict[str, float]]]]]:
+    """task -> actor -> {"seconds": [...], "tokens": [...]} as plain data (``--json``)."""
+    out: dict[str, dict[str, dict[str, list[dict[str, float]]]]] = {}
+    for axis in ("seconds", "tokens"):
+        for task, curves in anytime_curves(runs, axis).items():
+            for model, points in curves.items():
+                out.setdefault(task, {}).setdefault(model, {"seconds": [], "tokens": []})[axis] = [
+                    p.model_dump() for p in points]
     return out
 
 
@@ -428,11 +662,11 @@ def write_plots(rows: list[Row], runs: list[RunRecord], folder: str | Path) -> l
                title=f"{task}: improvement over steps (mean ± stderr)")
         _legend_outside(ax)
         fig.tight_layout()
-        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in task)
-        path = folder / f"improvement_{safe}.png"
+        path = folder / f"improvement_{_safe(task)}.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)
         written.append(path)
+    written += _anytime_plots(plt, runs, folder, color)
     fig, ax = plt.subplots(figsize=(8.4, 4.2))
     markers = "osD^v<>ph*"
     tasks = sorted({r.task for r in rows})
@@ -454,6 +688,48 @@ def write_plots(rows: list[Row], runs: list[RunRecord], folder: str | Path) -> l
     fig.savefig(path, dpi=110)
     plt.close(fig)
     written.append(path)
+    return written
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+
+
+def _anytime_plots(plt, runs: list[RunRecord], folder: Path, color: Mapping[str, str]) -> list[Path]:
+    """One PNG per task: normalized score against wall-clock (left) and tokens (right), every
+    actor a step curve (mean ± stderr over its runs), people included on the clock panel."""
+    by_seconds, by_tokens = anytime_curves(runs, "seconds"), anytime_curves(runs, "tokens")
+    written = []
+    for task, curves in by_seconds.items():
+        fig, (left, right) = plt.subplots(1, 2, figsize=(11.5, 4.2), sharey=True)
+        for ax, panel, xlabel in ((left, curves, "wall-clock seconds since the run started"),
+                                  (right, by_tokens.get(task, {}), "tokens spent")):
+            right_edge = max((p.x for pts in panel.values() for p in pts), default=0.0)
+            for model, pts in panel.items():
+                xs, ys, es = [p.x for p in pts], [p.mean for p in pts], [p.stderr for p in pts]
+                if xs[-1] < right_edge:  # runs that ended keep their final score at larger budgets
+                    xs, ys, es = [*xs, right_edge], [*ys, ys[-1]], [*es, es[-1]]
+                ax.step(xs, ys, where="post", label=model if ax is left else None, color=color.get(model))
+                ax.fill_between(xs, [y - e for y, e in zip(ys, es, strict=True)],
+                                [y + e for y, e in zip(ys, es, strict=True)], step="post",
+                                alpha=0.2, color=color.get(model))
+            for level, name in ((0, "baseline"), (1, "reference")):
+                ax.axhline(level, color="grey" if level == 0 else "green", ls=":" if level else "-",
+                           lw=0.8, label=name if ax is left else None)
+            ax.set(xlabel=xlabel)
+            if not panel:
+                ax.text(0.5, 0.5, "no runs spent tokens", ha="center", va="center",
+                        transform=ax.transAxes, color="grey")
+        left.set(ylabel="normalized score (0 baseline, 1 reference)")
+        fig.suptitle(f"{task}: anytime score (mean ± stderr over runs)")
+        handles, labels = left.get_legend_handles_labels()  # every actor is on the clock panel
+        right.legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                     borderaxespad=0)
+        fig.tight_layout()
+        path = folder / f"anytime_{_safe(task)}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
     return written
 
 

@@ -221,3 +221,19 @@ def test_lost_combinations_are_read_through_the_batch_model(tmp_path):
     (batch / "batch.json").write_text(json.dumps({"spec": {"tasks": ["t1"]}, **records.model_dump()}))
     (lost,) = load_runs(batch)
     assert (lost.task, lost.seed, lost.outcome, lost.error) == ("t1", 1, "not_run", "worker died")
+
+
+def test_a_batch_run_without_method_tools_has_a_row_of_its_own(tmp_path):
+    """The uplift's control arm is told apart by its batch's spec, read from where the run lies
+    (the folder may have moved since ``run.json`` named it)."""
+    from environments.report import NO_TOOLS
+
+    for arm, tools in (("with", True), ("without", False)):
+        batch = tmp_path / "moved" / arm
+        run = make_run(batch / "runs" / "key", f"r-{arm}", "t1", "A", final=score("t1", 12.0, 0.2, 3))
+        meta = json.loads((run / "run.json").read_text())
+        (run / "run.json").write_text(json.dumps({**meta, "batch": f"/old/place/{arm}"}))
+        (batch / "batch.json").write_text(json.dumps({"spec": {"tasks": ["t1"], "method_tools": tools}}))
+    make_run(tmp_path / "moved", "loose", "t1", "A", final=score("t1", 12.0, 0.2, 3))  # no batch: tools
+    rows = {r.model: r.runs for r in build_report(load_runs(tmp_path / "moved"))}
+    assert rows == {"A": 2, "A" + NO_TOOLS: 1}

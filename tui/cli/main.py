@@ -12,6 +12,7 @@ from tui.cli import report as report_cmd
 from tui.cli import run as run_cmd
 from tui.cli import sandbox as sandbox_cmd
 from tui.cli import scoring as scoring_cmd
+from tui.cli import uplift as uplift_cmd
 from tui.cli import launch as tui_cmd
 from tui.cli.common import JSON_OPT, WIDE_OPT, Col, console, num, print_table
 
@@ -41,6 +42,7 @@ run_cmd.register(app)
 scoring_cmd.register(app)
 batch_cmd.register(app)
 report_cmd.register(app)
+uplift_cmd.register(app)
 tui_cmd.register(app)
 
 

@@ -1,4 +1,5 @@
-"""The Scores screen: the report table for a runs folder, and improvement over steps."""
+"""The Scores screen: the report table for a runs folder, improvement over steps, and the
+anytime curves (normalized score against wall-clock and against tokens, people included)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from environments.report import (
     COLUMNS,
+    anytime_curves,
     build_report,
     improvement_curves,
     load_runs,
@@ -20,14 +22,25 @@ from environments.report import (
 )
 from tui.widgets.plot import ascii_plot
 
+#: the plot's views, in the order ``a`` steps through them: (key, title, x label)
+VIEWS = (("steps", "improvement over steps", None),
+         ("seconds", "normalized score over wall-clock (anytime)", lambda x: f"{x:,.0f} s"),
+         ("tokens", "normalized score over tokens (anytime)", lambda x: f"{x:,.0f} tok"))
+NO_ANYTIME = ("No normalized per-step scores for this task yet: the task needs anchors.toml, "
+              "and `labcoat score RUN --all-steps` scores each step.")
+
 
 class ScoresScreen(Screen):
     HELP_TITLE = "Scores"
     HELP = """
 The report for the runs folder, one row per task and model (as `labcoat report`), and for
-the highlighted task the improvement over the baseline at each scored step.
+the highlighted task the improvement over the baseline at each scored step. `a` switches the
+plot to the anytime curves: the normalized score (0 baseline, 1 reference) every actor had
+reached by a wall-clock time, then by a number of tokens; runs by a person in the TUI are
+scored and drawn the same way (on the clock; they spend no tokens).
 """
     BINDINGS = [Binding("f5", "reload", "Reload", id="scores.reload"),
+                Binding("a", "next_view", "Anytime", id="scores.anytime", show=False),
                 Binding("escape", "app.pop_screen", "Back", id="scores.back")]
 
     def __init__(self, runs_dir: Path) -> None:
@@ -35,6 +48,9 @@ the highlighted task the improvement over the baseline at each scored step.
         self.runs_dir = runs_dir
         self.rows = []
         self.curves: dict = {}
+        self.anytime: dict = {}
+        self.view = 0
+        self.shown_task: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -52,20 +68,33 @@ the highlighted task the improvement over the baseline at each scored step.
         runs = load_runs(self.runs_dir) if self.runs_dir.exists() else []
         self.rows = build_report(runs)
         self.curves = improvement_curves(runs)
+        self.anytime = {axis: anytime_curves(runs, axis) for axis in ("seconds", "tokens")}
         table = self.query_one("#scores-table", DataTable)
         table.clear()
         for row in self.rows:
             table.add_row(*row_cells(row))
         self.show_plot(self.rows[0].task if self.rows else None)
 
+    def action_next_view(self) -> None:
+        self.view = (self.view + 1) % len(VIEWS)
+        self.show_plot(self.shown_task)
+
     def show_plot(self, task: str | None) -> None:
+        self.shown_task = task
         plot = self.query_one("#scores-plot", Static)
         if task is None:
             plot.update(f"No runs in {self.runs_dir.name} yet.")
             return
-        series = {model: [(s, m) for s, m, _ in pts] for model, pts in self.curves.get(task, {}).items()}
+        key, title, x_label = VIEWS[self.view]
         text = Text(task, style="bold")
-        text.append(": improvement over steps\n\n" + ascii_plot(series))
+        if key == "steps":
+            series = {model: [(s, m) for s, m, _ in pts] for model, pts in self.curves.get(task, {}).items()}
+            text.append(f": {title}\n\n" + ascii_plot(series))
+        else:
+            series = {model: [(p.x, p.mean) for p in pts]
+                      for model, pts in self.anytime[key].get(task, {}).items()}
+            text.append(f": {title}\n\n" + ascii_plot(series, x_label=x_label,
+                                                        y_label=lambda y: f"{y:+.2f}", empty=NO_ANYTIME))
         plot.update(text)
 
     @on(DataTable.RowHighlighted, "#scores-table")

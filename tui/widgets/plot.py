@@ -1,18 +1,33 @@
-"""A small terminal line plot: improvement over steps, one marker per model."""
+"""A small terminal line plot: improvement over steps (or a normalized score over seconds or
+tokens), one marker per model."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 MARKERS = "●▲■◆✚✖★"
+EMPTY = "No scored steps yet: run `labcoat score --all-steps` on these runs."
 
 
-def ascii_plot(series: dict[str, list[tuple[int, float]]], width: int = 60, height: int = 12) -> str:
-    """Plot (step, value) series on a character grid with a y-axis and a legend.
+def step_label(x: float) -> str:
+    return f"step {x}"
 
-    Pure text so it renders in any terminal, in snapshots, and in tests.
+
+def percent(y: float) -> str:
+    return f"{y:+.0%}"
+
+
+def ascii_plot(series: dict[str, list[tuple[float, float]]], width: int = 60, height: int = 12, *,
+               x_label: Callable[[float], str] = step_label, y_label: Callable[[float], str] = percent,
+               empty: str = EMPTY) -> str:
+    """Plot (x, value) series on a character grid with a y-axis and a legend.
+
+    Pure text so it renders in any terminal, in snapshots, and in tests. ``x_label`` and
+    ``y_label`` write the axes' end values (steps and percentages by default).
     """
     points = [(x, y) for pts in series.values() for x, y in pts]
     if not points:
-        return "No scored steps yet: run `labcoat score --all-steps` on these runs."
+        return empty
     xs, ys = [p[0] for p in points], [p[1] for p in points]
     x0, x1 = min(xs), max(xs)
     y0, y1 = min(min(ys), 0.0), max(max(ys), 0.0)
@@ -31,10 +46,10 @@ def ascii_plot(series: dict[str, list[tuple[int, float]]], width: int = 60, heig
         for x, y in pts:
             r, c = cell(x, y)
             grid[r][c] = marker
-    labels = {0: f"{y1:+.0%}", height - 1: f"{y0:+.0%}", zero_row: "0%"}
+    labels = {0: y_label(y1), height - 1: y_label(y0), zero_row: y_label(0.0).lstrip("+")}
     pad = "\u00a0"  # terminals and Textual keep non-breaking spaces at a line's start
     lines = [labels.get(i, "").rjust(7, pad) + " │" + "".join(row) for i, row in enumerate(grid)]
     lines.append(pad * 8 + "└" + "─" * width)
-    lines.append(pad * 9 + f"step {x0}".ljust(width - 8) + f"step {x1}")
+    lines.append(pad * 9 + x_label(x0).ljust(width - 8) + x_label(x1))
     legend = "   ".join(f"{m} {name}" for name, m in zip(sorted(series), MARKERS * 4, strict=False))
     return "\n".join(lines + ["", legend])
