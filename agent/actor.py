@@ -25,6 +25,25 @@ class Proposal(BaseModel):
     meta: dict[str, Any] = Field(default_factory=dict)
 
 
+def proposal(args: BaseModel, action: str | None = None, **meta: Any) -> Proposal:
+    """A proposal of a built-in action made from that action's own argument model.
+
+    An actor written in code (the baseline, the tree agent) then names fields the way the
+    action defines them, checked when the model is built, instead of re-spelling the schema as
+    a raw dict that drifts when an argument is renamed. ``action`` is needed only where several
+    actions share one model (Write File and Append File), and is checked against it.
+    """
+    from environments.low_level import LOW_LEVEL_ACTIONS
+
+    names = [spec.name for spec in LOW_LEVEL_ACTIONS if spec.args_model is type(args)]
+    if action is None and len(names) != 1:
+        raise TypeError(f"{type(args).__name__} is the model of {names or 'no built-in action'}: "
+                        "name the action")
+    if action is not None and action not in names:
+        raise TypeError(f"{action!r} does not take {type(args).__name__}")
+    return Proposal(action=action or names[0], args=args.model_dump(), meta=meta)
+
+
 class ActorError(RuntimeError):
     """The actor cannot go on (a model that keeps failing); the run ends with status error."""
 

@@ -21,11 +21,14 @@ import time
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 
-from agent.actor import Proposal
+from agent.actor import Proposal, proposal
 from environments.actions import ActionSpec
 from environments.environment import Environment
+from environments.low_level import ExecuteArgs, FinalAnswerArgs, WriteFileArgs
 from environments.observation import Observation
 from environments.runs import Step
+
+WRITE = "Write File"  # shares its argument model with Append File, so it is named
 
 NUMBER = r"([-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?)"
 SKIP = re.compile(r"SEED|SIZE$|^N_|_DIM$|CHANNELS|WORKERS|VERBOSE|PRINT|LOG", re.I)
@@ -159,7 +162,7 @@ class HParamAgent:
             yield self.final("found no tunable numbers (no [[hparams]] in task.toml and no "
                              f"module-level numeric constants in {script}); left the workspace as is.")
             return
-        yield Proposal(action="Execute Script", args={"script_name": script}, meta={"trial": "start"})
+        yield proposal(ExecuteArgs(script_name=script), trial="start")
         best = read_metric(self.last.full_text or self.last.text, env.task.metric)
         slowest = self.last.seconds
         if best is None or self.last.error:
@@ -183,14 +186,11 @@ class HParamAgent:
                     continue
                 value = sides[0].pop(0)
                 for other in dirty - {knob.file}:  # put back the best version of other files
-                    yield Proposal(action="Write File", args={"file_name": other, "content": sources[other]},
-                                   meta={"trial": "restore"})
+                    yield proposal(WriteFileArgs(file_name=other, content=sources[other]), WRITE, trial="restore")
                 dirty = {knob.file}
                 trial = set_constant(sources[knob.file], knob.name, value)
-                yield Proposal(action="Write File", args={"file_name": knob.file, "content": trial},
-                               meta={"trial": {knob.name: value}})
-                yield Proposal(action="Execute Script", args={"script_name": script},
-                               meta={"trial": {knob.name: value}})
+                yield proposal(WriteFileArgs(file_name=knob.file, content=trial), WRITE, trial={knob.name: value})
+                yield proposal(ExecuteArgs(script_name=script), trial={knob.name: value})
                 slowest = max(slowest, self.last.seconds)
                 score = None if self.last.error else read_metric(self.last.full_text or self.last.text,
                                                                   env.task.metric)
@@ -209,14 +209,13 @@ class HParamAgent:
             for file, text in sources.items():
                 if file not in dirty:
                     continue
-                yield Proposal(action="Write File", args={"file_name": file, "content": text},
-                               meta={"trial": "best"})
-            yield Proposal(action="Execute Script", args={"script_name": script}, meta={"trial": "best"})
+                yield proposal(WriteFileArgs(file_name=file, content=text), WRITE, trial="best")
+            yield proposal(ExecuteArgs(script_name=script), trial="best")
         yield self.final(f"best setting {setting}: {env.task.metric} (as {script} reports it) "
                          f"{best:g}, from {start_score:g} unchanged. Trials: " + "; ".join(self.log))
 
     def final(self, text: str) -> Proposal:
-        return Proposal(action="Final Answer", args={"final_answer": f"Hyperparameter search baseline: {text}"})
+        return proposal(FinalAnswerArgs(final_answer=f"Hyperparameter search baseline: {text}"))
 
 
 SOURCE_LIMIT = 4 << 20

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 
 from agent.baseline import find_constants, read_metric, set_constant
@@ -67,3 +69,17 @@ def test_without_numbers_it_answers_at_once(tmp_path):
     run, _, meta = episode(task, tmp_path, "baseline/hparam")
     assert meta.status == "finished" and [s.action for s in run.steps()] == ["Final Answer"]
     assert "no tunable numbers" in meta.final_answer
+
+
+def test_proposals_are_built_from_the_actions_own_models():
+    from agent.actor import proposal
+    from environments.low_level import ExecuteArgs, WriteFileArgs
+
+    p = proposal(ExecuteArgs(script_name="train.py"), trial="start")
+    assert (p.action, p.args, p.meta) == ("Execute Script", {"script_name": "train.py", "arguments": ""},
+                                          {"trial": "start"})
+    with pytest.raises(TypeError, match="name the action"):  # Write File and Append File share it
+        proposal(WriteFileArgs(file_name="a", content=""))
+    with pytest.raises(TypeError, match="does not take"):
+        proposal(WriteFileArgs(file_name="a", content=""), "Execute Script")
+    assert proposal(WriteFileArgs(file_name="a", content="x"), "Append File").action == "Append File"
