@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 import json
+
+import pytest
 
 from agent.baseline import find_constants, read_metric, set_constant
 from agent.runner import Budgets
