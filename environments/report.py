@@ -375,6 +375,10 @@ class Row(BaseModel):
         description="failure reason, or unscored / not_run / no_baseline -> runs without success")
     infrastructure_failures: int
     run_errors: int = Field(description="runs whose episode ended with status error (or never ran)")
+    seeds: int = Field(0, description="distinct seeds among the runs")
+    same_every_seed: bool = Field(
+        False, description="two or more seeds, all scoring the same value: the seed changed nothing "
+        "here, so the spread is no measure of the actor's variance")
 
 
 def summarise_runs(task: str, model: str, runs: list[RunRecord]) -> Row:
@@ -398,6 +402,10 @@ def summarise_runs(task: str, model: str, runs: list[RunRecord]) -> Row:
         mean_seconds=_mean([r.seconds for r in runs]) or 0.0,
         failures={k: v for k, v in failures.items() if v},
         infrastructure_failures=failures["infrastructure"],
+        seeds=len({r.seed for r in runs}),
+        same_every_seed=len({r.seed for r in runs if r.value is not None}) > 1
+        and len({r.value for r in runs if r.value is not None}) == 1
+        and len(imps) == n,
         run_errors=sum(r.status == "error" for r in runs),
     )
 
@@ -457,8 +465,10 @@ def row_cells(row: Row) -> list[str]:
     norm = "n/a" if row.mean_normalized is None else f"{row.mean_normalized:.2f}" + (
         f" ± {row.normalized_stderr:.2f}" if row.normalized_stderr is not None else "")
     raw = "n/a" if row.mean_value is None else f"{row.mean_value:.4g}"
-    return [row.task, row.model, str(row.runs), rate(row), raw, norm,
-            pct(row.mean_improvement, row.improvement_stderr),
+    improvement = pct(row.mean_improvement, row.improvement_stderr)
+    if row.same_every_seed:
+        improvement = f"{pct(row.mean_improvement)} (same for all {row.seeds} seeds)"
+    return [row.task, row.model, str(row.runs), rate(row), raw, norm, improvement,
             pct(row.best_step_improvement, row.best_step_improvement_stderr),
             f"{row.mean_steps:.1f}", f"{row.mean_tokens:,.0f}", f"{row.total_cost:.4f}",
             f"{row.mean_seconds:.1f}", failures_text(row), str(row.infrastructure_failures)]
@@ -472,8 +482,10 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
 
 def to_markdown(rows: list[Row]) -> str:
     note = ("Success: improvement ≥ the task's threshold. Improvement: mean ± stderr over scored "
-            "runs; steps and tokens are means per run; cost is the total. Failures count as runs "
-            "without success; infrastructure failures are listed separately.")
+            "runs (\"same for all N seeds\": every seed scored the same value, so the seed changed "
+            "nothing and no spread was measured); steps and tokens are means per run; cost is the "
+            "total. Failures count as runs without success; infrastructure failures are listed "
+            "separately.")
     return _md_table(COLUMNS, [row_cells(r) for r in rows]) + "\n\n" + note + "\n"
 
 

@@ -15,6 +15,7 @@ from environments.report import (
     compare,
     improvement_curves,
     load_runs,
+    RunRecord,
     row_cells,
     summarise_runs,
     to_markdown,
@@ -237,3 +238,22 @@ def test_a_batch_run_without_method_tools_has_a_row_of_its_own(tmp_path):
     make_run(tmp_path / "moved", "loose", "t1", "A", final=score("t1", 12.0, 0.2, 3))  # no batch: tools
     rows = {r.model: r.runs for r in build_report(load_runs(tmp_path / "moved"))}
     assert rows == {"A": 2, "A" + NO_TOOLS: 1}
+
+
+def _record(seed: int, value: float) -> RunRecord:
+    from environments.scoring import Score
+
+    score = Score(task="t", metric="m", direction="higher", value=value, baseline=1.0,
+                  improvement=value - 1.0, success=value > 1.1, threshold=0.1)
+    return RunRecord(path=f"r{seed}", run_id=f"r{seed}", task="t", model="m", seed=seed,
+                     status="finished", score=score)
+
+
+def test_a_spread_of_zero_across_seeds_says_the_seed_changed_nothing():
+    same = summarise_runs("t", "m", [_record(s, 1.5) for s in range(3)])
+    assert same.seeds == 3 and same.same_every_seed
+    assert "same for all 3 seeds" in row_cells(same)[6] and "±" not in row_cells(same)[6]
+    varied = summarise_runs("t", "m", [_record(0, 1.5), _record(1, 1.7), _record(2, 1.5)])
+    assert not varied.same_every_seed and "±" in row_cells(varied)[6]
+    one_seed = summarise_runs("t", "m", [_record(0, 1.5), _record(0, 1.5)])  # repeats, not seeds
+    assert not one_seed.same_every_seed
