@@ -10,17 +10,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent.actor import Actor, ActorError
+from agent.actor import Actor, ActorError, StoppedWhileWaiting
 from agent.config import ActorConfig
 from environments.environment import environment_for_run
-from environments.manifest import RunManifest, machine, model_uses, validation_calls
+from environments.manifest import RunManifest, machine, model_uses
 from environments.prepare import prepare_task
 from environments.runs import Budgets, RunDir, RunMeta, RunStatus, Step, new_run_id, now
 from environments.suite import resolve_task
 from environments.task import TaskSpec, load_task
+from environments.validation import validation_calls
 from sandbox import resolve_kind
 
-__all__ = ["Budgets", "RunHooks", "create_run", "drive", "task_of"]
+__all__ = ["Budgets", "RunHooks", "create_run", "drive", "new_meta", "resolve_budgets", "task_of"]
 
 
 class RunHooks:
@@ -41,7 +42,7 @@ class RunHooks:
         pass
 
 
-def _resolve_budgets(task: TaskSpec, budgets: Budgets) -> Budgets:
+def resolve_budgets(task: TaskSpec, budgets: Budgets) -> Budgets:
     """The task's limits fill in budgets the caller left open."""
     return budgets.model_copy(update={
         "max_steps": budgets.max_steps or task.limits.max_steps,
@@ -92,7 +93,15 @@ def create_run(task_ref: str | Path, actor: Actor, runs_dir: Path, *, config: Ac
         raise ValueError("create_run takes a config or agent/model/seed, not both")
     source = resolve_task(task_ref)
     task = prepare_task(source)
-    budgets = _resolve_budgets(task, budgets or Budgets())
+    meta = new_meta(task, str(source.root), actor, config, sandbox=sandbox,
+                    budgets=resolve_budgets(task, budgets or Budgets()), batch=batch)
+    return RunDir.create(Path(runs_dir), meta, task.env_dir), task
+
+
+def new_meta(task: TaskSpec, task_source: str | None, actor: Actor, config: ActorConfig, *,
+             sandbox: str, budgets: Budgets, batch: str | None = None) -> RunMeta:
+    """The ``run.json`` of a run about to start (a new one, or a fork): a fresh id and a
+    manifest of this machine and the models the config names."""
     fast = config.fast_model
     if fast is None and config.kind == "research" and config.model:
         from agent.factory import default_fast
@@ -100,12 +109,11 @@ def create_run(task_ref: str | Path, actor: Actor, runs_dir: Path, *, config: Ac
         fast = default_fast(config.model)
     manifest = RunManifest(machine=machine(), started_at=now(), models=model_uses(
         {"main": config.model, "fast": fast, "edit": config.edit_model}))
-    meta = RunMeta(
+    return RunMeta(
         run_id=new_run_id(task.name, config.kind or actor.kind), task=task.name, task_root=str(task.root),
         actor=actor.kind, config=config, sandbox=resolve_kind(sandbox), limits=budgets,
-        task_source=str(source.root), batch=batch, manifest=manifest,
+        task_source=task_source, batch=batch, manifest=manifest,
     )
-    return RunDir.create(Path(runs_dir), meta, task.env_dir), task
 
 
 def task_of(run: RunDir) -> TaskSpec:
@@ -168,6 +176,11 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
             if proposal is None:
                 status, reason = "finished", "the actor stopped without a Final Answer"
                 break
+            # proposing takes time (a person thinking, a slow model): no action starts once the
+            # clock ran out meanwhile (tokens and cost are spent already; the action is free)
+            if (hit := budgets.out_of_time(active())) is not None:
+                status, reason = hit
+                break
             obs = env.step(proposal.action, proposal.args, actor=actor.kind, meta=proposal.meta)
             actor.observe(proposal, obs)
             run.meta.totals.seconds = active()
@@ -178,6 +191,8 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
                 break
     except ActorError as err:
         status, reason = "error", str(err)
+    except StoppedWhileWaiting:
+        status, reason = "interrupted", "stopped by the user"
     except KeyboardInterrupt:
         status, reason = "interrupted", "interrupted (Ctrl-C); resume with --resume"
     except Exception as err:

@@ -86,12 +86,17 @@ class Budgets(BaseModel):
         """These budgets with every limit ``more`` sets replacing ours (resuming with more)."""
         return self.model_copy(update=more.model_dump(exclude_none=True))
 
+    def out_of_time(self, elapsed: float) -> tuple[RunStatus, str] | None:
+        if self.max_time is not None and elapsed >= self.max_time:
+            return "max_time", f"used {elapsed:.0f} s of {self.max_time:g} s"
+        return None
+
     def exhausted(self, totals: Totals, elapsed: float) -> tuple[RunStatus, str] | None:
         t = totals
         if self.max_steps is not None and t.steps >= self.max_steps:
             return "max_steps", f"reached {self.max_steps} steps"
-        if self.max_time is not None and elapsed >= self.max_time:
-            return "max_time", f"used {elapsed:.0f} s of {self.max_time:g} s"
+        if (hit := self.out_of_time(elapsed)) is not None:
+            return hit
         if self.max_tokens is not None and t.tokens_in + t.tokens_out >= self.max_tokens:
             return "max_tokens", f"used {t.tokens_in + t.tokens_out} of {self.max_tokens} tokens"
         if self.max_cost is not None and t.cost >= self.max_cost:
