@@ -3,7 +3,9 @@
 Each call appends one line to ``<run>/llm/calls.jsonl`` (role, model, prompt, reply, usage --
 marked ``estimated`` where the model reported none --, cost, retries, seconds, error) and adds
 to ``run.meta.totals``, which the runner's budgets read.
-Any value of a credential-like environment variable is replaced by ``***`` before writing.
+Any value of a credential-like environment variable is replaced by ``***`` before writing:
+credential-like by ``sandbox.base.SECRET_NAME``, the one rule the sandbox's env scrub uses too,
+so a name the sandbox hides from actors (``DB_PASSWD``, ``X_AUTH``) never reaches a log either.
 """
 
 from __future__ import annotations

@@ -50,3 +50,21 @@ def write_task(root: Path, *, toml: str | None = None, eval_body: str | None = N
 @pytest.fixture
 def tiny_task(tmp_path) -> Path:
     return write_task(tmp_path / "tiny", files={"reference/train.py": "open('result.txt','w').write('60')\n"})
+
+
+@pytest.fixture(scope="session")
+def prepared_suite_task(tmp_path_factory):
+    """``prepared_suite_task(name)``: suite task ``name`` prepared once per test session (per
+    xdist worker), shared by the parametrised suite checks and the task-specific files, so a
+    task's data is generated once however many modules look at it. Tests must not write into
+    it: they copy ``env/`` to a workspace (``tests.task_checks.make_workspace``)."""
+    from tests import task_checks as th
+
+    prepared: dict = {}
+
+    def get(name: str):
+        if name not in prepared:
+            prepared[name] = th.prepared_task(name, tmp_path_factory.mktemp(f"prepared-{name}"))
+        return prepared[name]
+
+    return get

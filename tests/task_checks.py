@@ -46,13 +46,18 @@ def prepared_task(name: str, cache: Path) -> TaskSpec:
 
 
 def private_files(spec: TaskSpec) -> list[Path]:
-    """Files that ``prepare.py`` wrote next to itself (the task's private data)."""
+    """Files that ``prepare.py`` wrote next to itself (the task's private data), less the
+    byte-identical copies of public ``env/`` files kept there for the trusted scoring phase."""
     pristine = TASKS_DIR / spec.name / "scripts"
     found = []
     for path in sorted(spec.scripts_dir.rglob("*")):
         rel = path.relative_to(spec.scripts_dir)
-        if path.is_file() and "__pycache__" not in rel.parts and not (pristine / rel).exists():
-            found.append(path)
+        if not path.is_file() or "__pycache__" in rel.parts or (pristine / rel).exists():
+            continue
+        public = spec.env_dir / rel
+        if public.is_file() and public.read_bytes() == path.read_bytes():
+            continue
+        found.append(path)
     return found
 
 

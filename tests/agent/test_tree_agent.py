@@ -58,6 +58,7 @@ print(f"validation accuracy: {acc:.4f}")
 """
 
 
+@pytest.mark.slow
 def test_digits_search_drafts_debugs_improves_and_reaches_the_reference(tmp_path):
     start = (TASKS / "digits" / "env" / "train.py").read_text()
     reference = (TASKS / "digits" / "reference" / "train.py").read_text()
@@ -71,7 +72,8 @@ def test_digits_search_drafts_debugs_improves_and_reaches_the_reference(tmp_path
         reply("Standardise, go wider and regularise.", reference + VALIDATE_REFERENCE),
     ])
     actor = tree_agent(model, num_drafts=2, debug_prob=1.0)
-    run, task, meta = run_tree("digits", tmp_path, actor, model, Budgets(max_steps=10))
+    # 12 steps: the look-ahead keeps room to restore the best after any node (write, run, answer)
+    run, task, meta = run_tree("digits", tmp_path, actor, model, Budgets(max_steps=12))
     assert meta.status == "finished" and meta.final_answer, meta.status_reason
 
     j = actor.journal
@@ -147,7 +149,8 @@ def test_a_failed_write_makes_a_buggy_node_and_it_is_debugged(tmp_path):
     task = write_task(tmp_path / "ro", read_only="data.txt\ntrain.py\n")
     model = write_replies(tmp_path / "r.txt", [reply("edit", writes(9, 9)), reply("again", writes(8, 8))])
     actor = tree_agent(model, num_drafts=1, debug_prob=1.0)
-    run, _, meta = run_tree(task, tmp_path, actor, model, Budgets(max_steps=4))
+    # 6 steps: room for a node of 2 and a restore of 3 before each of the two nodes
+    run, _, meta = run_tree(task, tmp_path, actor, model, Budgets(max_steps=6))
     assert meta.status == "finished", meta.status_reason
     first, fix = actor.journal.nodes
     assert first.status == "buggy" and "read-only" in first.error.lower()
@@ -169,7 +172,7 @@ def test_a_budget_ends_the_search_with_the_best_node_in_place(budget, tiny_task,
     model = write_replies(tmp_path / "r.txt", [reply(f"try {i}", c) for i, c in enumerate(codes, 1)])
     # one node's use of the budget, measured: a run with room for one node only
     _, _, measured = run_tree(tiny_task, tmp_path / "a", tree_agent(model, num_drafts=3),
-                                  model, Budgets(max_steps=3))
+                                  model, Budgets(max_steps=5))
     assert measured.totals.llm_calls == 1 and measured.status == "finished"
     one = measured.totals
     limit = (Budgets(max_tokens=int(1.5 * (one.tokens_in + one.tokens_out))) if budget == "tokens"
@@ -196,18 +199,31 @@ def test_a_step_budget_stops_before_a_node_that_would_not_fit(tiny_task, tmp_pat
     assert score_run(run, spec, sandbox="local").value == 50.0
 
 
+def test_the_look_ahead_keeps_room_to_restore_the_best_after_a_worse_node(tiny_task, tmp_path):
+    """Before each node the closing steps are counted at their worst (the node may not beat the
+    best, which must then be written back and re-run): with 6 steps, a second node (2 steps)
+    that came out worse would leave 4 + restore 2 = 6 steps and no room for the Final Answer."""
+    codes = [writes(50, 50), writes(40, 40), writes(70, 70)]
+    model = write_replies(tmp_path / "r.txt", [reply(f"try {i}", c) for i, c in enumerate(codes, 1)])
+    actor = tree_agent(model, num_drafts=3)
+    run, _, meta = run_tree(tiny_task, tmp_path, actor, model, Budgets(max_steps=6))
+    assert meta.status == "finished" and meta.final_answer, meta.status_reason
+    assert len(actor.journal.nodes) == 1 and meta.totals.steps == 3  # node 1, its answer
+    assert (run.workspace / "result.txt").read_text() == "50"
+
+
 # ---- replies without a script ---------------------------------------------------------------------
 
 def test_a_reply_without_a_script_is_asked_again_and_then_ends_the_run(tiny_task, tmp_path):
     model = write_replies(tmp_path / "r.txt", ["I would write a script.", reply("now", writes(8, 8))])
     actor = tree_agent(model, num_drafts=1)
-    run, _, meta = run_tree(tiny_task, tmp_path, actor, model, Budgets(max_steps=3))
+    run, _, meta = run_tree(tiny_task, tmp_path, actor, model, Budgets(max_steps=5))
     assert meta.status == "finished" and meta.totals.llm_calls == 2
     calls = [json.loads(line) for line in (run.path / "llm" / "calls.jsonl").read_text().splitlines()]
     assert "no ```python code block" in calls[1]["messages"][-1]["content"]
 
     model = write_replies(tmp_path / "s.txt", ["no script here"] * 3)
-    actor = TreeAgent(make_model(model), TreeSettings(format_retries=2))
+    actor = TreeAgent(make_model(model), TreeSettings(), format_retries=2)
     run, _, meta = run_tree(tiny_task, tmp_path / "x", actor, model, Budgets(max_steps=5))
     assert meta.status == "error" and "without a script" in meta.status_reason
     assert RunDir.open(run.path).steps() == [] and meta.totals.llm_calls == 3
@@ -219,7 +235,7 @@ def test_the_tree_agent_runs_on_the_real_sdks(provider, monkeypatch, tiny_task, 
     with StubLLM([{"text": reply("write 12", writes(12, 12)), "usage": [1000, 50, 0]}]) as stub:
         model = connect(monkeypatch, provider, stub)
         actor = tree_agent(model, num_drafts=1)
-        _, _, meta = run_tree(tiny_task, tmp_path, actor, model, Budgets(max_steps=3))
+        _, _, meta = run_tree(tiny_task, tmp_path, actor, model, Budgets(max_steps=5))
     assert meta.status == "finished", meta.status_reason
     assert (meta.totals.llm_calls, meta.totals.tokens_in, meta.totals.tokens_out) == (1, 1000, 50)
     assert meta.totals.cost > 0
@@ -246,7 +262,7 @@ def test_a_resumed_search_rebuilds_the_tree_from_the_trace(stop_after, later, id
     first = write_replies(tmp_path / "a.txt", [reply("try 1", writes(50, 50))])
     actor = tree_agent(first, num_drafts=2)
     run, spec = create_run(tiny_task, actor, tmp_path / "runs", sandbox="local", model=first,
-                           budgets=Budgets(max_steps=7))
+                           budgets=Budgets(max_steps=8))
     assert drive(run, spec, actor, hooks=StopAfter(stop_after)).status == "interrupted"
     codes = [writes(v, v) for v in later]
     second = write_replies(tmp_path / "b.txt", [reply(f"later {v}", c) for v, c in zip(later, codes)])
@@ -298,7 +314,7 @@ def test_a_small_window_drops_old_memory_then_the_starting_script(tmp_path):
                                                    enumerate(codes, 1)]).removeprefix("scripted/"))
     model = SmallWindow(path)
     actor = TreeAgent(model, TreeSettings(policy=PolicySettings(num_drafts=2, debug_prob=0.0)))
-    _, _, meta = run_tree(task, tmp_path, actor, model.name, Budgets(max_steps=8))
+    _, _, meta = run_tree(task, tmp_path, actor, model.name, Budgets(max_steps=10))
     assert meta.status == "finished", meta.status_reason
     assert [n.kind for n in actor.journal.nodes] == ["draft", "draft", "improve"]
     assert all(n <= model.window for n, _ in model.sent)

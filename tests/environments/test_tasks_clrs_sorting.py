@@ -10,18 +10,14 @@ from tests import task_checks as th
 NAME = "clrs-sorting"
 
 
-@pytest.fixture(scope="module")
-def task(tmp_path_factory):
-    return th.prepared_task(NAME, tmp_path_factory.mktemp("cache"))
+@pytest.fixture
+def task(prepared_suite_task):
+    return prepared_suite_task(NAME)
 
 
 def test_task_loads():
     spec = th.task_spec(NAME)
     assert spec.metric == "pointer_accuracy" and spec.solve == ["train.py"]
-
-
-def test_reference_beats_baseline(task, tmp_path):
-    th.assert_reference_beats_baseline(task, tmp_path)
 
 
 def test_test_sets_are_larger_than_training_sets(task):
@@ -42,17 +38,8 @@ def test_successors_follow_one_hidden_order(task):
         assert len(set(targets)) == len(items) - 1
 
 
-def test_no_test_answers_in_workspace(task, tmp_path):
-    ws = th.make_workspace(task, tmp_path / "ws")
-    th.assert_no_private_data_in(task, ws)
-
-
 def test_eval_rejects_an_incomplete_submission(task, tmp_path):
     ws = th.make_workspace(task, tmp_path / "ws")
     (ws / "submission.csv").write_text("example,item,successor\n0,0,1\n")
     result = th.score(task, ws)
     assert result.value is None and "lacks successors" in result.detail
-
-
-def test_prepare_is_deterministic(task, tmp_path):
-    th.assert_deterministic(task, tmp_path)

@@ -11,9 +11,9 @@ from tests import task_checks as th
 NAME = "house-price"
 
 
-@pytest.fixture(scope="module")
-def task(tmp_path_factory):
-    return th.prepared_task(NAME, tmp_path_factory.mktemp("cache"))
+@pytest.fixture
+def task(prepared_suite_task):
+    return prepared_suite_task(NAME)
 
 
 def test_task_loads():
@@ -21,10 +21,6 @@ def test_task_loads():
     assert spec.direction == "lower" and spec.metric == "mae"
     assert spec.solve == ["train.py"]
     assert spec.is_read_only("train.csv") and spec.is_read_only("test.csv")
-
-
-def test_reference_beats_baseline(task, tmp_path):
-    th.assert_reference_beats_baseline(task, tmp_path)
 
 
 def test_data_has_categories_and_missing_values(task):
@@ -38,15 +34,6 @@ def test_data_has_categories_and_missing_values(task):
     assert "SalePrice" not in header
 
 
-def test_no_test_prices_in_workspace(task, tmp_path):
-    ws = th.make_workspace(task, tmp_path / "ws")
-    th.assert_no_private_data_in(task, ws)
-
-
 def test_eval_rejects_a_missing_submission(task, tmp_path):
     result = th.score(task, th.make_workspace(task, tmp_path / "ws"))
     assert result.value is None and result.failure == "no_submission"
-
-
-def test_prepare_is_deterministic(task, tmp_path):
-    th.assert_deterministic(task, tmp_path)

@@ -11,9 +11,9 @@ from tests import task_checks as th
 NAME = "imdb"
 
 
-@pytest.fixture(scope="module")
-def task(tmp_path_factory):
-    return th.prepared_task(NAME, tmp_path_factory.mktemp("cache"))
+@pytest.fixture
+def task(prepared_suite_task):
+    return prepared_suite_task(NAME)
 
 
 def _rows(path):
@@ -26,9 +26,13 @@ def test_task_loads():
     assert spec.metric == "accuracy" and spec.solve == ["train.py"]
 
 
-def test_reference_beats_baseline(task, tmp_path):
-    base, ref = th.assert_reference_beats_baseline(task, tmp_path)
-    assert base < 0.8, "the bag-of-words baseline must leave clear headroom"
+def test_baseline_leaves_clear_headroom():
+    """The bag-of-words baseline (held to this value by the suite's check-task)."""
+    assert th.task_spec(NAME).baseline < 0.8
+
+
+def test_test_file_has_no_labels(task):
+    assert list(_rows(task.env_dir / "test.csv")[0]) == ["id", "text"]
 
 
 def test_corpus_has_negation_contrast_and_both_classes(task):
@@ -41,13 +45,3 @@ def test_corpus_has_negation_contrast_and_both_classes(task):
     # a sentiment word is evidence for both classes, depending on its context
     with_good = [r["label"] for r in rows if " good " in f" {r['text']} "]
     assert 0.2 < with_good.count("0") / len(with_good) < 0.8
-
-
-def test_no_test_labels_in_workspace(task, tmp_path):
-    ws = th.make_workspace(task, tmp_path / "ws")
-    th.assert_no_private_data_in(task, ws)
-    assert list(_rows(ws / "test.csv")[0]) == ["id", "text"]
-
-
-def test_prepare_is_deterministic(task, tmp_path):
-    th.assert_deterministic(task, tmp_path)

@@ -10,19 +10,15 @@ from tests import task_checks as th
 NAME = "ogbn-arxiv"
 
 
-@pytest.fixture(scope="module")
-def task(tmp_path_factory):
-    return th.prepared_task(NAME, tmp_path_factory.mktemp("cache"))
+@pytest.fixture
+def task(prepared_suite_task):
+    return prepared_suite_task(NAME)
 
 
 def test_task_loads():
     spec = th.task_spec(NAME)
     assert spec.metric == "accuracy" and spec.solve == ["train.py"]
     assert spec.is_read_only("graph.npz")
-
-
-def test_reference_beats_baseline(task, tmp_path):
-    th.assert_reference_beats_baseline(task, tmp_path)
 
 
 def test_graph_is_homophilous_and_time_split(task):
@@ -34,12 +30,3 @@ def test_graph_is_homophilous_and_time_split(task):
     assert year[data["train_idx"]].max() < year[data["test_idx"]].min()
     assert (labels[data["test_idx"]] == -1).all()
     assert (labels[data["train_idx"]] >= 0).all()
-
-
-def test_no_test_labels_in_workspace(task, tmp_path):
-    ws = th.make_workspace(task, tmp_path / "ws")
-    th.assert_no_private_data_in(task, ws)
-
-
-def test_prepare_is_deterministic(task, tmp_path):
-    th.assert_deterministic(task, tmp_path)

@@ -12,9 +12,9 @@ from tests import task_checks as th
 NAME = "parkinsons"
 
 
-@pytest.fixture(scope="module")
-def task(tmp_path_factory):
-    return th.prepared_task(NAME, tmp_path_factory.mktemp("cache"))
+@pytest.fixture
+def task(prepared_suite_task):
+    return prepared_suite_task(NAME)
 
 
 def _rows(path):
@@ -25,10 +25,6 @@ def _rows(path):
 def test_task_loads():
     spec = th.task_spec(NAME)
     assert spec.metric == "smape" and spec.direction == "lower"
-
-
-def test_reference_beats_baseline(task, tmp_path):
-    th.assert_reference_beats_baseline(task, tmp_path)
 
 
 def test_smape_convention():
@@ -42,7 +38,6 @@ def test_smape_convention():
 
 def test_test_patients_are_seen_only_up_to_month_12(task, tmp_path):
     ws = th.make_workspace(task, tmp_path / "ws")
-    th.assert_no_private_data_in(task, ws)
     months = {int(r["visit_month"]) for r in _rows(ws / "test_clinical.csv")}
     assert months == {0, 6, 12}
     test_patients = {r["patient_id"] for r in _rows(ws / "test_clinical.csv")}
@@ -50,7 +45,3 @@ def test_test_patients_are_seen_only_up_to_month_12(task, tmp_path):
     assert not test_patients & train_patients
     wanted = {r["prediction_id"].split("_")[1] for r in _rows(ws / "sample_submission.csv")}
     assert wanted == {"18", "24", "36"}
-
-
-def test_prepare_is_deterministic(task, tmp_path):
-    th.assert_deterministic(task, tmp_path)
