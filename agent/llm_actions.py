@@ -1,5 +1,7 @@
-"""LLM-backed actions, built on the low-level ones (reads and writes go through the env's guard,
-its descriptor-based file I/O and backups, so Undo Edit Script works after an AI edit).
+"""LLM-backed actions, built on the low-level ones (reads and writes go through the context's
+guard, its descriptor-based file I/O and backups, so Undo Edit Script works after an AI edit).
+Like every handler they take an :class:`~environments.actions.ActionContext`, not the
+Environment.
 
 The fast model reads (Understand File, Reflection, Retrieval); the edit model writes (Edit Script
 (AI), Edit Script Segment (AI)). A model failure (retries spent) is returned as an error
@@ -12,17 +14,23 @@ import difflib
 import re
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 from pydantic import Field
 
 from agent import prompts
 from agent.calllog import Meter
 from agent.models import Model, ModelError
-from environments.actions import LONG, ActionArgs, ActionSpec, Brief
+from environments.actions import (
+    LONG,
+    ActionArgs,
+    ActionContext,
+    ActionFailed,
+    ActionSpec,
+    Brief,
+)
 from environments.low_level import (
     SCRIPT_BRIEF,
-    ActionFailed,
     File,
     LineNumber,
     WriteFileArgs,
@@ -31,9 +39,6 @@ from environments.low_level import (
     write_file,
 )
 from environments.observation import Observation
-
-if TYPE_CHECKING:
-    from environments.environment import Environment
 
 NO_CHANGE = "(no change)"  # an edit's diff when the file came back as it was
 UNDERSTAND_LIMIT = 4 << 20  # bytes of a file Understand File reads (chunked into model calls)
@@ -95,11 +100,11 @@ class LLMActions:
         self.log_path = Path(tempfile.mkdtemp(prefix="labcoat-log-")) / "research_log.md"
         self.problem = ""
 
-    def bind(self, env: Environment, meter: Meter) -> None:
+    def bind(self, ctx: ActionContext, meter: Meter) -> None:
         self.meter = meter
-        self.problem = env.task.research_problem
-        if env.run is not None:
-            self.log_path = env.run.path / "research_log.md"
+        self.problem = ctx.task.research_problem
+        if ctx.run_folder is not None:
+            self.log_path = ctx.run_folder / "research_log.md"
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else "(empty)"
@@ -117,8 +122,8 @@ class LLMActions:
 
     # --- handlers --------------------------------------------------------------------------------
 
-    def understand(self, env: Environment, a: UnderstandArgs) -> Observation:
-        lines = read_text(env, a.file_name, UNDERSTAND_LIMIT).splitlines()
+    def understand(self, ctx: ActionContext, a: UnderstandArgs) -> Observation:
+        lines = read_text(ctx, a.file_name, UNDERSTAND_LIMIT).splitlines()
         chunks, start, size = [], 0, 0
         for i, line in enumerate(lines):
             size += len(line) + 1
@@ -131,38 +136,38 @@ class LLMActions:
             file_name=a.file_name, start=s + 1, end=e, content="\n".join(lines[s:e]),
             things=a.things_to_look_for), "understand") for s, e in chunks]
         if len(answers) == 1:
-            return env.observe(answers[0])
+            return ctx.observe(answers[0])
         merged = "\n\n".join(f"Part {i + 1}:\n{t}" for i, t in enumerate(answers))
-        return env.observe(self.ask(self.fast, prompts.UNDERSTAND_MERGE.format(
+        return ctx.observe(self.ask(self.fast, prompts.UNDERSTAND_MERGE.format(
             file_name=a.file_name, things=a.things_to_look_for, answers=merged), "understand"))
 
-    def _save(self, env: Environment, a: EditArgs, old: str, new: str) -> Observation:
-        write_file(env, WriteFileArgs(file_name=a.save_name, content=new))
+    def _save(self, ctx: ActionContext, a: EditArgs, old: str, new: str) -> Observation:
+        write_file(ctx, WriteFileArgs(file_name=a.save_name, content=new))
         diff = "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
                                             f"a/{a.script_name}", f"b/{a.save_name}"))
-        return env.observe(f"The edited file is saved to {a.save_name}. Here is the diff, please check "
+        return ctx.observe(f"The edited file is saved to {a.save_name}. Here is the diff, please check "
                            f"if the edit is correct and desirable:\n\n{diff or NO_CHANGE}", facts=diff_facts(diff))
 
-    def _read(self, env: Environment, name: str) -> str:
+    def _read(self, ctx: ActionContext, name: str) -> str:
         """The script to edit ("" when missing); one too large to write back whole is refused."""
-        st = env.guard.fs.lstat(env.guard.relative(name))
+        st = ctx.guard.fs.lstat(ctx.guard.relative(name))
         if st is None:
             return ""
         if st.st_size > EDIT_LIMIT:
             raise ActionFailed(f"{name!r} is {st.st_size:,} bytes, too large for an AI edit "
                                f"(limit {EDIT_LIMIT:,}); edit a part with a script")
-        return read_text(env, name, EDIT_LIMIT)
+        return read_text(ctx, name, EDIT_LIMIT)
 
-    def edit_script(self, env: Environment, a: EditArgs) -> Observation:
-        env.guard.writable(a.save_name)  # refuse read-only targets before paying for a call
-        old = self._read(env, a.script_name)
+    def edit_script(self, ctx: ActionContext, a: EditArgs) -> Observation:
+        ctx.guard.writable(a.save_name)  # refuse read-only targets before paying for a call
+        old = self._read(ctx, a.script_name)
         reply = self.ask(self.edit, prompts.EDIT_SCRIPT.format(
             file_name=a.script_name, content=old, instruction=a.edit_instruction), "edit")
-        return self._save(env, a, old, extract_code(reply))
+        return self._save(ctx, a, old, extract_code(reply))
 
-    def edit_segment(self, env: Environment, a: EditSegmentArgs) -> Observation:
-        env.guard.writable(a.save_name)
-        old = self._read(env, a.script_name)
+    def edit_segment(self, ctx: ActionContext, a: EditSegmentArgs) -> Observation:
+        ctx.guard.writable(a.save_name)
+        old = self._read(ctx, a.script_name)
         lines = old.splitlines(True)
         if a.end_line_number < a.start_line_number or a.start_line_number > max(1, len(lines)):
             raise ActionFailed(f"lines {a.start_line_number}-{a.end_line_number} are not in "
@@ -172,19 +177,19 @@ class LLMActions:
             file_name=a.script_name, start=s + 1, end=e, content="".join(lines[s:e]), total=len(lines),
             instruction=a.edit_instruction), "edit")
         new = "".join(lines[:s]) + extract_code(reply) + "".join(lines[e:])
-        return self._save(env, a, old, new)
+        return self._save(ctx, a, old, new)
 
-    def reflection(self, env: Environment, a: ReflectionArgs) -> Observation:
-        return env.observe(self.ask(self.fast, prompts.REFLECTION.format(
+    def reflection(self, ctx: ActionContext, a: ReflectionArgs) -> Observation:
+        return ctx.observe(self.ask(self.fast, prompts.REFLECTION.format(
             problem=self.problem, log=self.log(), things=a.things_to_reflect_on), "reflection"))
 
-    def retrieval(self, env: Environment, a: RetrievalArgs) -> Observation:
-        return env.observe(self.ask(self.fast, prompts.RETRIEVAL.format(
+    def retrieval(self, ctx: ActionContext, a: RetrievalArgs) -> Observation:
+        return ctx.observe(self.ask(self.fast, prompts.RETRIEVAL.format(
             problem=self.problem, plan=a.current_plan, log=self.log()), "retrieval"))
 
-    def append(self, env: Environment, a: AppendLogArgs) -> Observation:
+    def append(self, ctx: ActionContext, a: AppendLogArgs) -> Observation:
         self.append_log(f"\n[summary] {a.content}")
-        return env.observe("Successfully appended the summary to the research log.")
+        return ctx.observe("Successfully appended the summary to the research log.")
 
     def specs(self) -> list[ActionSpec]:
         return [

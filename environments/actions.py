@@ -8,21 +8,31 @@ what it qualifies: an argument's :class:`Brief` (the research prompt's shorter w
 ``description`` stays MLAgentBench's, which tools mode, LangChain and usage text show) and
 :data:`LONG` (free text: a text area in the form), as ``Annotated`` metadata, which the JSON
 Schema sent to providers leaves out; an action's ``brief`` on its :class:`ActionSpec`.
+
+A handler gets an :class:`ActionContext`, not the Environment: the few things an action may
+use (the task's facts, the guarded workspace, its backups, the run's sandbox, the observation
+cap, the steps taken so far). The Environment implements it; so can a test. This keeps the
+action modules (low-level, tool, validation, the agent's LLM actions) below the Environment
+that registers them, with no import circle between them.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
 
 if TYPE_CHECKING:
-    from environments.environment import Environment
+    from environments.backups import Backups
     from environments.observation import Observation
+    from environments.paths import PathGuard
+    from environments.task import TaskSpec
+    from sandbox import Sandbox
 
 
 class ActionArgs(BaseModel):
@@ -35,7 +45,56 @@ class ActionInputError(ValueError):
     """Arguments that do not fit an action; the message lists the problems and the usage."""
 
 
-Handler = Callable[["Environment", Any], "Observation"]
+class ActionFailed(RuntimeError):
+    """The action was valid but could not be done; the message is shown to the actor.
+
+    A handler raises it (or a ``WorkspaceError``) for the actor's mistakes; whoever executes
+    actions turns it into an error observation, so a handler never builds one for a refusal."""
+
+
+class ActionContext(Protocol):
+    """What an action handler may use, and nothing more (the Environment implements it).
+
+    Narrow on purpose: a handler that needs something new adds it here, in the open, instead
+    of reaching into whatever object happens to execute it."""
+
+    @property
+    def task(self) -> TaskSpec:
+        """The task's facts: limits, research problem, metric, feedback budget, scripts."""
+
+    @property
+    def workspace(self) -> Path:
+        """The host folder of the workspace (scoring copies it; file actions use ``guard``)."""
+
+    @property
+    def guard(self) -> PathGuard:
+        """Every actor-given path goes through it; ``guard.fs`` does the race-proof I/O."""
+
+    @property
+    def backups(self) -> Backups:
+        """Earlier versions of written files, for Undo Edit Script."""
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """The run's sandbox: every command an action runs runs here."""
+
+    @property
+    def sandbox_kind(self) -> str:
+        """The backend a fresh sandbox for this run must use (scoring opens its own)."""
+
+    @property
+    def run_folder(self) -> Path | None:
+        """Where the run keeps its own files (a research log), None when unrecorded."""
+
+    def observe(self, text: str, **kw: Any) -> Observation:
+        """An observation capped by the session's setting (``make_observation``'s keywords)."""
+
+    def steps(self) -> Sequence[BaseModel]:
+        """The steps taken so far (the run's trace, or an unrecorded session's own), oldest
+        first: an action that is rationed (Validate Submission) counts its uses here."""
+
+
+Handler = Callable[[ActionContext, Any], "Observation"]
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,10 @@ Agents, the replay actor and a person in the TUI all call :meth:`Environment.ste
 run has the same trace format and is scored the same way. ``step`` never raises for an
 actor's mistake: unknown actions, bad arguments, refused paths and failed scripts all come
 back as error observations, and the step is still recorded.
+
+The Environment is the :class:`~environments.actions.ActionContext` its handlers get: it sits
+above every action module (low-level, tool, validation) and above scoring, and none of them
+imports it.
 """
 
 from __future__ import annotations
@@ -12,13 +16,15 @@ import difflib
 import logging
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from environments.actions import ActionInputError, ActionSpec
+from pydantic import BaseModel
+
+from environments.actions import ActionFailed, ActionInputError, ActionSpec
 from environments.backups import Backups
-from environments.low_level import LOW_LEVEL_ACTIONS, ActionFailed
+from environments.low_level import LOW_LEVEL_ACTIONS
 from environments.observation import (
     DEFAULT_OBSERVATION_CAP,
     Observation,
@@ -26,26 +32,18 @@ from environments.observation import (
     make_observation,
 )
 from environments.paths import PathGuard
-from environments.safefs import WorkspaceError
 from environments.runs import RunDir, Step
+from environments.safefs import WorkspaceError
+from environments.sandboxing import code_mounts, sandbox_limits
+from environments.scoring import evaluate
 from environments.task import TaskSpec
 from environments.tool_actions import tool_action
 from environments.validation import VALIDATE, validation_actions
-from methods.registry import METHODS_DIR
-from sandbox import CODE_TARGET, Mount, Sandbox, SandboxError, SandboxLimits
+from sandbox import Sandbox, SandboxError
+
+__all__ = ["Environment", "code_mounts", "environment_for_run", "sandbox_limits"]
 
 log = logging.getLogger(__name__)
-
-
-def code_mounts() -> list[Mount]:
-    """The host's ``methods`` package, mounted read-only so the sandbox runs the same code."""
-    return [Mount(source=METHODS_DIR, target=f"{CODE_TARGET}/methods")]
-
-
-def sandbox_limits(task: TaskSpec) -> SandboxLimits:
-    lim = task.limits
-    return SandboxLimits(timeout=lim.exec_timeout, memory_mb=lim.memory_mb, cpus=lim.cpus,
-                         pids=lim.pids, output_bytes=lim.output_bytes, file_mb=lim.disk_mb)
 
 
 class Environment:
@@ -68,7 +66,7 @@ class Environment:
         backups_dir = run.backups_dir if run else Path(tempfile.mkdtemp(prefix="labcoat-backups-"))
         self.backups = Backups(backups_dir)
         self.actions: dict[str, ActionSpec] = {}
-        offered = validation_actions(task)  # the task's declared feedback channel, no other
+        offered = validation_actions(task, evaluate)  # the task's declared feedback channel only
         for spec in [*LOW_LEVEL_ACTIONS, *(tool_action(t) for t in task.tools), *offered]:
             self.register(spec)
         for spec in extra_actions:
@@ -76,9 +74,26 @@ class Environment:
                 raise ValueError(f"{VALIDATE!r} comes only from the task's [feedback] declaration")
             self.register(spec)
         steps = run.steps() if run else []
+        self._session: list[Step] = []  # an unrecorded session's steps (a run keeps its trace)
         self.step_count = len(steps)
         self.last_step: Step | None = steps[-1] if steps else None
         self.done = bool(steps and steps[-1].action == "Final Answer" and not steps[-1].error)
+
+    # --- the ActionContext handlers get (task, workspace, guard, backups, sandbox: attributes) --
+
+    @property
+    def sandbox_kind(self) -> str:
+        """The backend the run was opened with (a fresh scoring sandbox must match it)."""
+        return self.run.meta.sandbox if self.run is not None else self.sandbox.backend
+
+    @property
+    def run_folder(self) -> Path | None:
+        return self.run.path if self.run is not None else None
+
+    def steps(self) -> Sequence[BaseModel]:
+        """The run's trace, read back (so it counts what earlier sessions did), else this
+        unrecorded session's own steps."""
+        return self.run.steps() if self.run is not None else list(self._session)
 
     def register(self, spec: ActionSpec) -> None:
         """Add an action (the agent adds its LLM-backed ones); the name must be new."""
@@ -111,18 +126,22 @@ class Environment:
 
     def execute(self, name: str, args: Any) -> Observation:
         """Run one action without recording it: the pure action -> observation part."""
+        return self._execute(name, args)[0]
+
+    def _execute(self, name: str, args: Any) -> tuple[Observation, BaseModel | None]:
+        """The observation and the validated arguments (None when they never validated)."""
         if self.done:
-            return self._error("The run has ended with a Final Answer; no further actions are taken.")
+            return self._error("The run has ended with a Final Answer; no further actions are taken."), None
         spec = self.lookup(name)
         if spec is None:
-            return self._unknown_action(name)
+            return self._unknown_action(name), None
         try:
             parsed = spec.validate(args)
         except ActionInputError as err:
             return self._error(
                 f"The action input for {spec.name} is invalid: {err}\n"
                 f"Usage:\n{spec.usage()}"
-            )
+            ), None
         start = time.perf_counter()
         try:
             obs = spec.handler(self, parsed)
@@ -130,7 +149,7 @@ class Environment:
             obs = self._error(f"{spec.name} failed: {err}")
         except SandboxError as err:
             obs = self._error(f"{spec.name} failed in the sandbox (infrastructure error): {err}")
-        except Exception as err:  # noqa: BLE001 - an action bug must not end the run
+        except Exception as err:  # an action bug must not end the run
             # The actor sees no traceback or host path (they are the host's, not the task's);
             # the host's log keeps them.
             log.exception("action %s failed unexpectedly", spec.name)
@@ -140,7 +159,7 @@ class Environment:
             obs.seconds = time.perf_counter() - start
         if obs.done:
             self.done = True
-        return obs
+        return obs, parsed
 
     def step(
         self,
@@ -150,38 +169,44 @@ class Environment:
         actor: str = "agent",
         meta: dict[str, Any] | None = None,
     ) -> Observation:
-        """Act, then (when recording) snapshot the workspace and append the step to the trace."""
-        obs = self.execute(action, args)
+        """Act, then record the step: a run snapshots the workspace and appends it to the
+        trace; an unrecorded session keeps it in memory (what :meth:`steps` returns)."""
+        obs, parsed = self._execute(action, args)
         self.step_count += 1
+        spec = self.lookup(action)
+        snapshot, changed = None, []
         if self.run is not None:
-            spec = self.lookup(action)
             manifest = self.run.snapshot(self.step_count, cap_bytes=self.task.limits.disk_mb << 20)
             previous = self.run.snapshots.load(f"{self.step_count - 1:05d}")
             # What a snapshot left out is said once, when it changes; a refused snapshot, always.
             if manifest.notes and (not manifest.stored or manifest.notes != previous.notes):
                 obs = add_note(obs, "\n".join(manifest.notes))
-            self.last_step = Step(
-                index=self.step_count,
-                actor=actor,
-                action=spec.name if spec else action,
-                args=args if isinstance(args, (dict, str)) else {},
-                observation=obs.text,
-                observation_full=obs.full_text,
-                truncated=obs.truncated,
-                error=obs.error,
-                exit_code=obs.exit_code,
-                seconds=round(obs.seconds, 4),
-                snapshot=manifest.label,
-                changed=manifest.changed_since(previous),
-                meta=meta or {},
-                data=obs.data,
-            )
-            self.run.append(self.last_step)
-            if obs.done and self.run.meta.final_answer is None and isinstance(args, dict):
-                self.run.meta.final_answer = str(args.get("final_answer", ""))
-                self.run.save_meta()
+            snapshot, changed = manifest.label, manifest.changed_since(previous)
+        self.last_step = Step(
+            index=self.step_count,
+            actor=actor,
+            action=spec.name if spec else action,
+            args=args if isinstance(args, (dict, str)) else {},
+            observation=obs.text,
+            observation_full=obs.full_text,
+            truncated=obs.truncated,
+            error=obs.error,
+            exit_code=obs.exit_code,
+            seconds=round(obs.seconds, 4),
+            snapshot=snapshot,
+            changed=changed,
+            meta=meta or {},
+            data=obs.data,
+        )
+        if self.run is None:
+            self._session.append(self.last_step)
+            return obs
+        self.run.append(self.last_step)
+        if obs.done and self.run.meta.final_answer is None:
+            # from the validated arguments: the input may have been a JSON string
+            self.run.meta.final_answer = str(getattr(parsed, "final_answer", ""))
+            self.run.save_meta()
         return obs
-
 
 def environment_for_run(
     run: RunDir,

@@ -1,20 +1,28 @@
 """The low-level actions, with MLAgentBench's names and argument names.
 
-Every file action goes through the environment's :class:`~environments.paths.PathGuard` and
+Every file action goes through the context's :class:`~environments.paths.PathGuard` and
 does its I/O by descriptor (``guard.fs``, :mod:`environments.safefs`), so a process left in the
 sandbox cannot swap a name for a link to a host file mid-action; every script runs through the
-sandbox. Handlers raise ``WorkspaceError`` (``PathRefused`` is one) or ``ActionFailed`` for the
-actor's mistakes; the environment turns those into error observations.
+sandbox. Handlers take an :class:`~environments.actions.ActionContext` (not the Environment)
+and raise ``WorkspaceError`` (``PathRefused`` is one) or ``ActionFailed`` for the actor's
+mistakes; the environment turns those into error observations.
 """
 
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING, Annotated, BinaryIO
+from typing import Annotated, BinaryIO
 
 from pydantic import Field
 
-from environments.actions import LONG, ActionArgs, ActionSpec, Brief
+from environments.actions import (
+    LONG,
+    ActionArgs,
+    ActionContext,
+    ActionFailed,
+    ActionSpec,
+    Brief,
+)
 from environments.observation import (
     TAIL_CHARS,
     ActionFacts,
@@ -31,9 +39,6 @@ from environments.safefs import (
     refuse_kind,
 )
 
-if TYPE_CHECKING:
-    from environments.environment import Environment
-
 MAX_INSPECT_LINES = 100
 READ_LIMIT = 256 * 1024  # bytes of a file Read File shows (and the trace keeps); the rest is not read
 MAX_LINE_BYTES = 10_000  # of one line shown by Inspect Script Lines
@@ -43,10 +48,6 @@ READ_REST = "Read the rest with a script (e.g. head/tail/sed -n)."
 EXECUTED = "The script has been executed."
 OUTPUT_FOLLOWS = " Here is the output:"
 LINES_HEADER = "Here are the lines (the file ends at line {count}):"
-
-
-class ActionFailed(RuntimeError):
-    """The action was valid but could not be done; the message is shown to the actor."""
 
 
 # MLAgentBench's argument wording (its descriptions), and labcoat's briefs for the research prompt.
@@ -100,10 +101,10 @@ class FinalAnswerArgs(ActionArgs):
         description="a detailed description on the final answer")
 
 
-def list_files(env: Environment, a: ListFilesArgs) -> Observation:
-    entries = env.guard.fs.listdir(env.guard.relative(a.dir_path))
+def list_files(ctx: ActionContext, a: ListFilesArgs) -> Observation:
+    entries = ctx.guard.fs.listdir(ctx.guard.relative(a.dir_path))
     lines = [_listed(e) for e in entries if not e.name.startswith(TEMP_PREFIX)]
-    return env.observe("\n".join(lines) if lines else "(empty directory)")
+    return ctx.observe("\n".join(lines) if lines else "(empty directory)")
 
 
 def _listed(e: Entry) -> str:
@@ -117,13 +118,13 @@ def _listed(e: Entry) -> str:
     return line
 
 
-def read_text(env: Environment, name: str, limit: int = READ_LIMIT) -> str:
+def read_text(ctx: ActionContext, name: str, limit: int = READ_LIMIT) -> str:
     """A workspace text file's first ``limit`` bytes (never more is read), with a note if cut."""
-    return _read_text(env, name, limit)[0]
+    return _read_text(ctx, name, limit)[0]
 
 
-def _read_text(env: Environment, name: str, limit: int = READ_LIMIT) -> tuple[str, ActionFacts]:
-    data, size = env.guard.fs.read(env.guard.relative(name), limit)
+def _read_text(ctx: ActionContext, name: str, limit: int = READ_LIMIT) -> tuple[str, ActionFacts]:
+    data, size = ctx.guard.fs.read(ctx.guard.relative(name), limit)
     if b"\x00" in data[:8192]:
         raise ActionFailed(f"{name!r} is a binary file ({size} bytes); inspect it with a script")
     text = data.decode("utf-8", "replace")
@@ -134,57 +135,57 @@ def _read_text(env: Environment, name: str, limit: int = READ_LIMIT) -> tuple[st
     return text, facts
 
 
-def read_file(env: Environment, a: ReadFileArgs) -> Observation:
-    text, facts = _read_text(env, a.file_name)
-    return env.observe(text, facts=facts)
+def read_file(ctx: ActionContext, a: ReadFileArgs) -> Observation:
+    text, facts = _read_text(ctx, a.file_name)
+    return ctx.observe(text, facts=facts)
 
 
-def _writable_target(env: Environment, name: str) -> str:
+def _writable_target(ctx: ActionContext, name: str) -> str:
     """The clean path of a file about to be written, its old version kept for Undo."""
-    rel = env.guard.writable(name)
-    kind = env.guard.fs.kind(rel)
+    rel = ctx.guard.writable(name)
+    kind = ctx.guard.fs.kind(rel)
     if kind not in (None, "file"):
         raise refuse_kind(name, kind, "a file; give a file name")
-    env.backups.save(rel, env.guard.fs)
+    ctx.backups.save(rel, ctx.guard.fs)
     return rel
 
 
-def _write(env: Environment, name: str, content: str, append: bool) -> Observation:
-    rel = _writable_target(env, name)
-    env.guard.fs.write(rel, content.encode("utf-8", "backslashreplace"), append=append)
+def _write(ctx: ActionContext, name: str, content: str, append: bool) -> Observation:
+    rel = _writable_target(ctx, name)
+    ctx.guard.fs.write(rel, content.encode("utf-8", "backslashreplace"), append=append)
     verb = "appended to" if append else "written to"
-    return env.observe(f"File {name} {verb} successfully.", facts=ActionFacts(shown_bytes=len(content)))
+    return ctx.observe(f"File {name} {verb} successfully.", facts=ActionFacts(shown_bytes=len(content)))
 
 
-def write_file(env: Environment, a: WriteFileArgs) -> Observation:
-    return _write(env, a.file_name, a.content, append=False)
+def write_file(ctx: ActionContext, a: WriteFileArgs) -> Observation:
+    return _write(ctx, a.file_name, a.content, append=False)
 
 
-def append_file(env: Environment, a: WriteFileArgs) -> Observation:
-    return _write(env, a.file_name, a.content, append=True)
+def append_file(ctx: ActionContext, a: WriteFileArgs) -> Observation:
+    return _write(ctx, a.file_name, a.content, append=True)
 
 
-def copy_file(env: Environment, a: CopyFileArgs) -> Observation:
-    src = env.guard.relative(a.source)
-    if env.guard.fs.kind(src) != "file":
-        env.guard.fs.read(src, 0)  # the clear refusal: missing, a folder, a link, a FIFO ...
-    dst = _writable_target(env, a.destination)
-    env.guard.fs.copy(src, dst)
-    return env.observe(f"File {a.source} copied to {a.destination}")
+def copy_file(ctx: ActionContext, a: CopyFileArgs) -> Observation:
+    src = ctx.guard.relative(a.source)
+    if ctx.guard.fs.kind(src) != "file":
+        ctx.guard.fs.read(src, 0)  # the clear refusal: missing, a folder, a link, a FIFO ...
+    dst = _writable_target(ctx, a.destination)
+    ctx.guard.fs.copy(src, dst)
+    return ctx.observe(f"File {a.source} copied to {a.destination}")
 
 
-def undo_edit(env: Environment, a: UndoArgs) -> Observation:
-    rel = env.guard.writable(a.script_name)
-    if not env.backups.restore(rel, env.guard.fs):
+def undo_edit(ctx: ActionContext, a: UndoArgs) -> Observation:
+    rel = ctx.guard.writable(a.script_name)
+    if not ctx.backups.restore(rel, ctx.guard.fs):
         raise ActionFailed(f"there is no earlier version of {a.script_name!r} to go back to")
-    exists = env.guard.fs.kind(rel) == "file"
-    content = read_text(env, rel) if exists else "(the file did not exist before; removed)"
-    return env.observe(f"Content of {a.script_name} after undo the most recent edit:\n{content}")
+    exists = ctx.guard.fs.kind(rel) == "file"
+    content = read_text(ctx, rel) if exists else "(the file did not exist before; removed)"
+    return ctx.observe(f"Content of {a.script_name} after undo the most recent edit:\n{content}")
 
 
-def execute_script(env: Environment, a: ExecuteArgs) -> Observation:
-    rel = env.guard.relative(a.script_name)
-    if env.guard.fs.kind(rel) not in ("file", "symlink"):  # a link is followed in the sandbox only
+def execute_script(ctx: ActionContext, a: ExecuteArgs) -> Observation:
+    rel = ctx.guard.relative(a.script_name)
+    if ctx.guard.fs.kind(rel) not in ("file", "symlink"):  # a link is followed in the sandbox only
         raise ActionFailed(f"cannot execute {a.script_name!r}: no such file in the workspace")
     if "\x00" in a.arguments:
         raise ActionFailed("the arguments contain a NUL character, which no command line can hold")
@@ -192,16 +193,16 @@ def execute_script(env: Environment, a: ExecuteArgs) -> Observation:
         extra = shlex.split(a.arguments)
     except ValueError as err:
         raise ActionFailed(f"cannot parse arguments {a.arguments!r}: {err}") from err
-    runner = ["bash"] if rel.endswith(".sh") else [env.sandbox.python]
-    result = env.sandbox.exec(runner + [rel, *extra], timeout=env.task.limits.exec_timeout)
+    runner = ["bash"] if rel.endswith(".sh") else [ctx.sandbox.python]
+    result = ctx.sandbox.exec(runner + [rel, *extra], timeout=ctx.task.limits.exec_timeout)
     parts = [result.stdout]
     if result.stderr:
         parts.append(result.stderr)
     output = settle_carriage_returns("\n".join(p.rstrip("\n") for p in parts if p))
     if result.timed_out:
-        outcome, status = "timeout", f"The script was killed after its time limit of {env.task.limits.exec_timeout:g} s."
+        outcome, status = "timeout", f"The script was killed after its time limit of {ctx.task.limits.exec_timeout:g} s."
     elif result.oom_killed:
-        outcome, status = "oom", f"The script was killed: it ran out of memory (limit {env.task.limits.memory_mb} MB)."
+        outcome, status = "oom", f"The script was killed: it ran out of memory (limit {ctx.task.limits.memory_mb} MB)."
     elif result.exit_code != 0:
         outcome, status = "exit", f"The script exited with code {result.exit_code}."
     else:
@@ -209,21 +210,21 @@ def execute_script(env: Environment, a: ExecuteArgs) -> Observation:
     text = f"{status}{OUTPUT_FOLLOWS}\n{output}" if output else f"{status} It printed nothing."
     facts = ActionFacts(outcome=outcome, exit_code=result.exit_code, output_tail=last_lines(output)[-TAIL_CHARS:],
                         output_lines=len(output.splitlines()))
-    return env.observe(text, facts=facts, exit_code=result.exit_code, seconds=result.seconds,
+    return ctx.observe(text, facts=facts, exit_code=result.exit_code, seconds=result.seconds,
                        error=not result.ok)
 
 
-def inspect_lines(env: Environment, a: InspectArgs) -> Observation:
+def inspect_lines(ctx: ActionContext, a: InspectArgs) -> Observation:
     if a.end_line_number < a.start_line_number:
         raise ActionFailed("end_line_number must not be before start_line_number")
     if a.end_line_number - a.start_line_number + 1 > MAX_INSPECT_LINES:
         raise ActionFailed(f"the number of lines to display is limited to {MAX_INSPECT_LINES}")
-    with env.guard.fs.open_read(env.guard.relative(a.script_name)) as f:
+    with ctx.guard.fs.open_read(ctx.guard.relative(a.script_name)) as f:
         shown, count = _some_lines(f, a.start_line_number, a.end_line_number)
     header = LINES_HEADER.format(count=count) + "\n\n"
     facts = ActionFacts(lines_total=count, first_line=a.start_line_number if shown else None,
                         last_line=a.start_line_number + len(shown) - 1 if shown else None)
-    return env.observe(header + "\n".join(line.decode("utf-8", "replace") for line in shown), facts=facts)
+    return ctx.observe(header + "\n".join(line.decode("utf-8", "replace") for line in shown), facts=facts)
 
 
 def _some_lines(f: BinaryIO, start: int, end: int) -> tuple[list[bytes], int]:
@@ -256,8 +257,8 @@ def diff_facts(diff: str) -> ActionFacts:
     return ActionFacts(added=sum(x.startswith("+") for x in hunks), removed=sum(x.startswith("-") for x in hunks))
 
 
-def final_answer(env: Environment, a: FinalAnswerArgs) -> Observation:
-    obs = env.observe("Final answer submitted. The run is over.")
+def final_answer(ctx: ActionContext, a: FinalAnswerArgs) -> Observation:
+    obs = ctx.observe("Final answer submitted. The run is over.")
     obs.done = True
     return obs
 

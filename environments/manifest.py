@@ -9,23 +9,22 @@ it (:func:`lookup`).
 
 Reading the machine is pure file reads (``/proc``, the NVIDIA driver's ``/proc`` entries): no
 subprocess, nothing downloaded, cheap enough for every run. This module imports nothing of
-``runs.py`` at run time, because ``RunMeta`` holds a ``RunManifest``.
+``runs.py``, because ``RunMeta`` holds a ``RunManifest``; a Validate Submission call is
+``validation.ValidationCall``, read from the trace by ``validation.validation_calls`` (one model
+and one reader, for the manifest, reports and agents alike).
 """
 
 from __future__ import annotations
 
 import os
 import platform
-from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, Field
 
+from environments.validation import ValidationCall
 from sandbox.base import Isolation
-
-if TYPE_CHECKING:
-    from environments.runs import Step
 
 
 class Machine(BaseModel):
@@ -41,15 +40,6 @@ class ModelUse(BaseModel):
     role: str = Field(description="main, fast or edit")
     model: str
     provider: str
-
-
-class ValidationCall(BaseModel):
-    """One Validate Submission call the actor made: the test signal it was exposed to."""
-
-    step: int
-    counted: bool
-    value: float | None = None
-    failure: str | None = None
 
 
 class RunManifest(BaseModel):
@@ -93,15 +83,6 @@ def model_uses(models: dict[str, str | None]) -> list[ModelUse]:
     """``{"main": "openai/gpt-4o", ...}`` -> the models with their providers (unset roles left out)."""
     return [ModelUse(role=role, model=m, provider=m.partition("/")[0])
             for role, m in models.items() if m]
-
-
-def validation_calls(steps: Iterable[Step]) -> list[ValidationCall]:
-    """The Validate Submission calls in a trace and what each returned (``Step.data``)."""
-    from environments.validation import VALIDATE
-
-    return [ValidationCall(step=s.index, counted=bool((s.data or {}).get("counted")),
-                           value=(s.data or {}).get("value"), failure=(s.data or {}).get("failure"))
-            for s in steps if s.action == VALIDATE]
 
 
 def lookup(data: dict[str, Any], key: str) -> Any:

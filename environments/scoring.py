@@ -29,10 +29,10 @@ from pydantic import BaseModel, Field
 
 from environments import timing
 from environments.anchors import load_anchors, normalize
-from environments.environment import code_mounts, sandbox_limits
 from environments.prepare import fingerprint, labcoat_home
 from environments.runs import RunDir, now
 from environments.safefs import WorkspaceError, WorkspaceFS
+from environments.sandboxing import code_mounts, sandbox_limits
 from environments.snapshots import walk_files
 from environments.submission import (
     CHALLENGE,
@@ -69,7 +69,7 @@ except Exception:
 scripts, folder, function = sys.argv[1], sys.argv[2], sys.argv[3]
 read_fd, write_fd = os.pipe()
 child = subprocess.Popen([sys.executable, "-I", "-c", sys.argv[4], scripts, folder, function,
-                          str(write_fd), os.environ.get("PYTHONPATH", ""), sys.argv[5], sys.argv[6]],
+                          str(write_fd), os.environ.get("PYTHONPATH", ""), sys.argv[5]],
                          stdin=subprocess.DEVNULL, pass_fds=(write_fd,))
 os.close(write_fd)
 with os.fdopen(read_fd, "rb") as pipe:
@@ -86,10 +86,9 @@ print(f"\nLABCOAT_RESULT {nonce} {json.dumps({**report, 'exit': code})}", flush=
 # The child: imports eval.py by path from the pristine scripts folder and calls the function.
 _CHILD = r"""
 import importlib.util, json, os, sys, traceback
-scripts, folder, function, fd, pythonpath, each, guard = sys.argv[1:8]
+scripts, folder, function, fd, pythonpath, each = sys.argv[1:7]
 out = os.fdopen(int(fd), "w")
-if guard == "1":
-    os.environ["LABCOAT_PHASE"] = "trusted"  # methods._submission.load_submission refuses
+os.environ["LABCOAT_PHASE"] = "trusted"  # methods._submission.load_submission refuses
 sys.path[:0] = [scripts] + [p for p in pythonpath.split(":") if p]
 try:
     os.chdir(folder)
@@ -213,11 +212,9 @@ def evaluate(task: TaskSpec, workspace: Path, sandbox: str = "auto",
             scratch = _scratch(task, workspace, tmp / "workspace")
         except (OSError, WorkspaceError) as err:
             return EvalResult(failure="infrastructure", detail=f"cannot copy the workspace: {err}")
-        if not has_produce(task.scripts_dir):
-            if not task.in_process_scoring:
-                strip_code(scratch, keep=task.is_read_only)
-            return _trusted(task, scratch, sandbox, function, timeout,
-                            legacy=task.in_process_scoring)
+        if not has_produce(task.scripts_dir):  # data-only: the scorer never sees code
+            strip_code(scratch, keep=task.is_read_only)
+            return _trusted(task, scratch, sandbox, function, timeout)
         challenge = secrets.token_hex(16)
         try:
             here = produce_dir(task.scripts_dir, tmp / "produce", challenge)
@@ -336,7 +333,7 @@ def reset_workspace(task: TaskSpec, source: Path, space: Path, sb) -> None:
 
 
 def _trusted(task: TaskSpec, folder: Path, sandbox: str, function: str, timeout: float,
-             each: bool = False, legacy: bool = False) -> EvalResult:
+             each: bool = False) -> EvalResult:
     """Phase (b): the task's pristine ``eval.py`` over ``folder`` (outputs, or data-only files)."""
     limits = _limits(task, timeout)
     mounts = [*code_mounts(), Mount(source=task.scripts_dir, target=TASK_SCRIPTS)]
@@ -345,7 +342,7 @@ def _trusted(task: TaskSpec, folder: Path, sandbox: str, function: str, timeout:
         with open_sandbox(sandbox, folder, limits, mounts) as sb:
             result = sb.exec(
                 [sb.python, "-I", "-c", _RUNNER, sb.path_for(TASK_SCRIPTS), sb.workdir,
-                 function, _CHILD, "1" if each else "0", "0" if legacy else "1"],
+                 function, _CHILD, "1" if each else "0"],
                 stdin=nonce + "\n",
             )
     except (SandboxError, OSError, ValueError) as err:
@@ -353,7 +350,7 @@ def _trusted(task: TaskSpec, folder: Path, sandbox: str, function: str, timeout:
     if result.timed_out:
         return EvalResult(seconds=result.seconds, failure="timeout",
                           detail=f"eval.py ran past {timeout:g} s")
-    found = re.findall(rf"^LABCOAT_RESULT {nonce} (.+)$", result.stdout, re.M)
+    found = re.findall(rf"^LABCOAT_RESULT {nonce} (.+)$", result.stdout, re.MULTILINE)
     tail = (result.stderr or result.stdout)[-2000:]
     if not found:
         # The trusted runner always prints its line unless it could not start (infrastructure)

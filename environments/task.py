@@ -93,6 +93,15 @@ class OracleToml(BaseModel):
         return int(self.max_message_mb * (1 << 20))
 
 
+# keys that task.toml no longer takes, and what replaced them
+_GONE = {
+    "validation_budget": 'is declared as [feedback] kind = "validation", budget = N',
+    "in_process_scoring": "is gone: every task that runs submitted code scores in two phases, "
+    "scripts/produce.py (the submission, in its own sandbox) and eval.py's score(outputs) "
+    "(see docs/adding-a-method.md)",
+}
+
+
 class TaskToml(BaseModel):
     """The schema of ``task.toml``; every field has a default so the file is optional."""
 
@@ -114,9 +123,6 @@ class TaskToml(BaseModel):
     tools: list[str] = Field(default_factory=list, description="method tools offered")
     feedback: FeedbackToml = Field(default_factory=FeedbackToml)
     oracle: OracleToml | None = None
-    in_process_scoring: bool = Field(
-        False, description="LEGACY, fakeable (issue 16): eval.py imports workspace code in the "
-        "trusted process; a task not yet split into produce.py + score()")
     timed: bool = Field(False, description="the metric is the submission phase's runtime, "
                         "measured by the host against the pristine env/ (environments/timing.py)")
     hparams: list[HParam] = Field(default_factory=list)
@@ -125,9 +131,10 @@ class TaskToml(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _moved_keys(cls, data: object) -> object:
-        if isinstance(data, dict) and "validation_budget" in data:
-            raise ValueError('validation_budget is declared as [feedback] kind = "validation", '
-                             'budget = N')
+        """A key labcoat once read says where it went, not just "extra inputs not permitted"."""
+        for key, where in _GONE.items():
+            if isinstance(data, dict) and key in data:
+                raise ValueError(f"{key} {where}")
         return data
 
     @property

@@ -4,22 +4,17 @@ from __future__ import annotations
 
 import json
 from functools import partial
-from typing import TYPE_CHECKING
 
-from environments.actions import ActionSpec
-from environments.low_level import ActionFailed
+from environments.actions import ActionContext, ActionFailed, ActionSpec
 from environments.observation import Observation
 from methods.registry import get_tool
 from methods.toolspec import ToolSpec
 
-if TYPE_CHECKING:
-    from environments.environment import Environment
 
-
-def run_tool(spec: ToolSpec, env: Environment, args) -> Observation:
+def run_tool(spec: ToolSpec, ctx: ActionContext, args) -> Observation:
     """Run one tool with validated arguments; the whole JSON report goes into ``data``."""
     payload = args.model_dump_json()
-    result = env.sandbox.exec(spec.argv(env.sandbox.python), timeout=env.task.limits.exec_timeout,
+    result = ctx.sandbox.exec(spec.argv(ctx.sandbox.python), timeout=ctx.task.limits.exec_timeout,
                               stdin=payload)
     last = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
     try:
@@ -27,14 +22,14 @@ def run_tool(spec: ToolSpec, env: Environment, args) -> Observation:
     except json.JSONDecodeError:
         report = None
     if result.timed_out:
-        raise ActionFailed(f"tool {spec.name} was killed after {env.task.limits.exec_timeout:g} s")
+        raise ActionFailed(f"tool {spec.name} was killed after {ctx.task.limits.exec_timeout:g} s")
     if result.oom_killed:
-        raise ActionFailed(f"tool {spec.name} ran out of memory ({env.task.limits.memory_mb} MB)")
+        raise ActionFailed(f"tool {spec.name} ran out of memory ({ctx.task.limits.memory_mb} MB)")
     if not isinstance(report, dict):
         tail = (result.stderr or result.stdout)[-2000:]
         raise ActionFailed(f"tool {spec.name} failed (exit {result.exit_code}) without a report:\n{tail}")
     text = json.dumps(report, indent=1)
-    return env.observe(text, exit_code=result.exit_code, seconds=result.seconds,
+    return ctx.observe(text, exit_code=result.exit_code, seconds=result.seconds,
                        error=result.exit_code != 0 or "error" in report, data=report)
 
 

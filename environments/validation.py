@@ -5,26 +5,30 @@ N``; the default ``kind = "none"`` offers nothing): the action is registered onl
 once the budget is spent, and shows nothing of the hidden ``scripts/``. The task's
 ``scripts/eval.py`` then defines ``validation_score(outputs)`` (or, data-only,
 ``get_validation_score(submission_folder)``), which scores on a validation split kept in
-``scripts/`` (private data, like the test answers, never in the workspace). The evaluation is the scorer's own (``environments.scoring.evaluate``): a scratch
-copy of the workspace with the read-only files laid back, eval.py from the pristine scripts, run
-in the sandbox, the value read from a nonce-tagged line. Each call that reached the task's eval
-uses one unit of the per-run budget; an infrastructure failure does not. The count lives in the
-run's trace, so it survives a resume, and every call and what it returned can be read back
-from the trace (:func:`validation_calls`: the test signal a run was exposed to).
+``scripts/`` (private data, like the test answers, never in the workspace). The evaluation is
+the scorer's own, passed in by whoever registers the action (the Environment passes
+``environments.scoring.evaluate``), so this module sits below scoring and the Environment: a
+scratch copy of the workspace with the read-only files laid back, eval.py from the pristine
+scripts, run in the sandbox, the value read from a nonce-tagged line. Each call that reached
+the task's eval uses one unit of the per-run budget; an infrastructure failure does not. The
+count is read from the steps taken (the run's trace), so it survives a resume, and every call
+and what it returned can be read back from the trace (:func:`validation_calls`: the test
+signal a run was exposed to; the run manifest stores the same records).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel
 
-from environments.actions import ActionArgs, ActionSpec
+from environments.actions import ActionArgs, ActionContext, ActionSpec
 from environments.observation import Observation
 
 if TYPE_CHECKING:
-    from environments.environment import Environment
     from environments.task import TaskSpec
 
 VALIDATE = "Validate Submission"
@@ -65,12 +69,27 @@ def validation_calls(steps: Iterable[Any]) -> list[ValidationCall]:
     return calls
 
 
-def validations_used(env: Environment) -> int:
-    """Counted calls so far in this run (from the trace), plus any in an unrecorded session."""
-    used = 0
-    if env.run is not None:
-        used = sum(1 for c in validation_calls(env.run.steps()) if c.counted)
-    return used + getattr(env, "_unrecorded_validations", 0)
+class Evaluated(Protocol):
+    """What Validate Submission reads of an evaluation (``scoring.EvalResult`` is one)."""
+
+    @property
+    def value(self) -> float | None: ...
+    @property
+    def seconds(self) -> float: ...
+    @property
+    def failure(self) -> str | None: ...
+    @property
+    def public_detail(self) -> str:
+        """The submission phase's own output: all the actor may see."""
+
+
+# (task, workspace, sandbox backend, eval.py function) -> the evaluation
+Evaluator = Callable[["TaskSpec", Path, str, str], Evaluated]
+
+
+def validations_used(ctx: ActionContext) -> int:
+    """Counted calls so far in this run or session (read from the steps it has taken)."""
+    return sum(1 for c in validation_calls(ctx.steps()) if c.counted)
 
 
 def redact(task: TaskSpec, text: str) -> str:
@@ -88,22 +107,17 @@ def redact(task: TaskSpec, text: str) -> str:
     return "\n".join(kept)
 
 
-def _validate(env: Environment, args: ValidateArgs) -> Observation:
-    from environments.scoring import evaluate  # scoring imports the environment module
-
-    task = env.task
+def _validate(evaluate: Evaluator, ctx: ActionContext, args: ValidateArgs) -> Observation:
+    task = ctx.task
     budget = task.validation_budget
-    used = validations_used(env)
+    used = validations_used(ctx)
     if used >= budget:
-        return env.observe(f"No validation budget left: all {budget} validations of this run are "
+        return ctx.observe(f"No validation budget left: all {budget} validations of this run are "
                            "used. Submit with Final Answer when ready.", error=True,
                            data={"counted": False, "left": 0, "budget": budget,
                                  "refused": "budget spent"})
-    kind = env.run.meta.sandbox if env.run is not None else env.sandbox.backend
-    result = evaluate(task, env.workspace, kind, function=VALIDATION_FUNCTION)
+    result = evaluate(task, ctx.workspace, ctx.sandbox_kind, VALIDATION_FUNCTION)
     counted = result.failure != "infrastructure"
-    if counted and env.run is None:
-        env._unrecorded_validations = getattr(env, "_unrecorded_validations", 0) + 1
     left = budget - used - (1 if counted else 0)
     data = {"counted": counted, "left": left, "budget": budget, "value": result.value,
             "failure": result.failure, "metric": task.metric}
@@ -111,24 +125,26 @@ def _validate(env: Environment, args: ValidateArgs) -> Observation:
     if result.value is not None:
         text = (f"Validation {task.metric} ({arrow} is better): {result.value:.6g}\n"
                 f"Validation budget left: {left} of {budget}.")
-        return env.observe(text, seconds=result.seconds, data=data)
+        return ctx.observe(text, seconds=result.seconds, data=data)
     note = "" if counted else " (an infrastructure error; this call was not counted)"
     shown = redact(task, result.public_detail or "")[-1500:]
     text = (f"Validation failed ({result.failure}){note}: {shown}\n"
             f"Validation budget left: {left} of {budget}.")
-    return env.observe(text, error=True, seconds=result.seconds, data=data)
+    return ctx.observe(text, error=True, seconds=result.seconds, data=data)
 
 
-VALIDATE_ACTION = ActionSpec(
-    VALIDATE,
-    "Score the current workspace on a held-out validation split you cannot read (the task's own "
-    "evaluation, run on a clean copy). Each call uses one unit of this run's validation budget; "
-    "the observation says how many are left.",
-    ValidateArgs,
-    _validate,
-)
+def validate_action(evaluate: Evaluator) -> ActionSpec:
+    """The Validate Submission action, scoring with ``evaluate``."""
+    return ActionSpec(
+        VALIDATE,
+        "Score the current workspace on a held-out validation split you cannot read (the task's "
+        "own evaluation, run on a clean copy). Each call uses one unit of this run's validation "
+        "budget; the observation says how many are left.",
+        ValidateArgs,
+        partial(_validate, evaluate),
+    )
 
 
-def validation_actions(task: TaskSpec) -> list[ActionSpec]:
+def validation_actions(task: TaskSpec, evaluate: Evaluator) -> list[ActionSpec]:
     """``[Validate Submission]`` when the task declares a validation channel, else nothing."""
-    return [VALIDATE_ACTION] if task.validation_budget > 0 else []
+    return [validate_action(evaluate)] if task.validation_budget > 0 else []

@@ -5,7 +5,13 @@ import os
 
 import pytest
 
+from environments.actions import ActionContext
+from environments.backups import Backups
 from environments.environment import Environment, code_mounts
+from environments.low_level import LOW_LEVEL_ACTIONS
+from environments.observation import make_observation
+from environments.paths import PathGuard
+from environments.runs import RunDir, RunMeta
 from environments.task import load_task
 from environments.tool_actions import tool_action
 from sandbox import CODE_TARGET, Mount
@@ -152,3 +158,58 @@ def test_method_tool_runs_in_the_sandbox_as_json(tiny_task, tmp_path):
     assert (ws / "out.txt").read_text() == "hihihi"
     assert "LABCOAT_TEST_API_KEY" not in json.dumps(obs.data)
     assert bad.error and "repeat" in bad.text
+
+
+@pytest.mark.parametrize("given", [{"final_answer": "the answer"}, '{"final_answer": "the answer"}'],
+                         ids=["object", "json-string"])
+def test_the_final_answer_is_recorded_however_the_input_came(tiny_task, tmp_path, given):
+    """The answer is read from the validated arguments, so a JSON-string input loses nothing."""
+    task = load_task(tiny_task)
+    meta = RunMeta(run_id="answer", task=task.name, task_root=str(task.root), actor="test")
+    run = RunDir.create(tmp_path / "runs", meta, task.env_dir)
+    with LocalSandbox(run.workspace, mounts=code_mounts()) as sb:
+        assert Environment(task, run.workspace, sb, run=run).step("Final Answer", given).done
+    assert RunDir.open(run.path).meta.final_answer == "the answer"
+
+
+def test_an_unrecorded_session_keeps_its_own_steps(env):
+    """What a rationed action counts (``ActionContext.steps``) exists without a run too."""
+    env.step("List Files", {"dir_path": "."})
+    env.step("Read File", {"file_name": "nope.txt"})
+    steps = env.steps()
+    assert [(s.index, s.action, s.error) for s in steps] == [(1, "List Files", False), (2, "Read File", True)]
+    assert env.last_step is steps[-1] and steps[-1].snapshot is None and env.run_folder is None
+
+
+class BareContext:
+    """Just what :class:`ActionContext` promises, without an Environment: handlers need no more."""
+
+    def __init__(self, task, workspace, sandbox, backups_dir):
+        self.task, self.workspace, self.sandbox = task, workspace, sandbox
+        self.guard = PathGuard(workspace, task.is_read_only)
+        self.backups = Backups(backups_dir)
+        self.sandbox_kind, self.run_folder = sandbox.backend, None
+
+    def observe(self, text, **kw):
+        return make_observation(text, 10_000, **kw)
+
+    def steps(self):
+        return []
+
+
+def test_low_level_handlers_need_only_the_action_context(tiny_task, tmp_path):
+    task = load_task(tiny_task)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    handlers = {spec.name: spec for spec in LOW_LEVEL_ACTIONS}
+    with LocalSandbox(ws, mounts=code_mounts()) as sb:
+        ctx: ActionContext = BareContext(task, ws, sb, tmp_path / "backups")
+        def act(name, **args):
+            spec = handlers[name]
+            return spec.handler(ctx, spec.validate(args))
+        act("Write File", file_name="hello.py", content="print('hi from the sandbox')\n")
+        ran = act("Execute Script", script_name="hello.py")
+        act("Write File", file_name="hello.py", content="changed\n")
+        undone = act("Undo Edit Script", script_name="hello.py")
+    assert ran.exit_code == 0 and "hi from the sandbox" in ran.text and ran.data["outcome"] == "ok"
+    assert "print('hi" in undone.text and (ws / "hello.py").read_text().startswith("print")

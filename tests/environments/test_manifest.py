@@ -10,9 +10,9 @@ from agent.actor import Proposal
 from agent.config import ActorConfig
 from agent.replay import ReplayActor
 from agent.runner import create_run, drive
-from environments.manifest import lookup, machine, model_uses, validation_calls
+from environments.manifest import RunManifest, lookup, machine, model_uses
 from environments.runs import RunDir, Step
-from environments.validation import VALIDATE
+from environments.validation import VALIDATE, validation_calls
 
 
 def test_machine_is_read_from_this_host():
@@ -31,8 +31,10 @@ def test_validation_calls_are_read_from_the_trace():
              data={"counted": False, "value": None, "failure": "infrastructure"}),
     ]
     calls = validation_calls(steps)
-    assert [(c.step, c.counted, c.value, c.failure) for c in calls] == [
-        (2, True, 0.81, None), (3, False, None, "infrastructure")]
+    assert [(c.step, c.counted, c.value, c.failure, c.left) for c in calls] == [
+        (2, True, 0.81, None, 1), (3, False, None, "infrastructure", None)]
+    # the manifest stores these same records (one model for the trace, manifests and reports)
+    assert RunManifest(validations=calls).validations == calls
 
 
 def test_model_uses_name_their_providers():

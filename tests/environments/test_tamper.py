@@ -14,8 +14,8 @@ some other way, claiming a value far better than any honest one (``FAKE``):
   the correctness checks (``np.allclose``, ``torch.equal``) patched to agree.
 
 None of them may score ``FAKE``. Before the two-phase contract (``environments/submission.py``)
-all 16 of these tasks were fakeable; the 4 still marked ``in_process_scoring`` (strict xfails
-here) remain so until they are split.
+all 16 of these tasks were fakeable; on it, 0 of 16 are: the submission's code runs in its own
+sandbox with no result channel, and the trusted phase scores only its outputs.
 """
 
 from __future__ import annotations
@@ -131,20 +131,8 @@ def attacked(name: str, cache: Path, tmp_path: Path, source: str):
     return spec, th.score(spec, ws)
 
 
-# in-process tasks an attack happens not to fake (bfn's eval forks its denoiser server first)
-NOT_FAKED_IN_PROCESS = {("bfn-fast-sampling", "result_fd")}
-
-
-def _cases():
-    """A task still scored in-process (``in_process_scoring``) is a known, strict xfail: it
-    must start passing, and lose the mark, when it moves onto the two-phase contract."""
-    legacy = pytest.mark.xfail(strict=True, reason="in-process scoring: fakeable (issue 16)")
-    return [pytest.param(n, a, marks=legacy)
-            if th.task_spec(n).in_process_scoring and (n, a) not in NOT_FAKED_IN_PROCESS
-            else pytest.param(n, a) for n in sorted(SUBMISSION_FILE) for a in sorted(ATTACKS)]
-
-
-@pytest.mark.parametrize(("name", "attack"), _cases())
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+@pytest.mark.parametrize("name", sorted(SUBMISSION_FILE))
 def test_attack_does_not_reach_the_score(name, attack, cache, tmp_path):
     spec, result = attacked(name, cache, tmp_path, ATTACKS[attack])
     assert result.value != fake_value(spec), f"{name}: the {attack} attack faked the score"
@@ -154,6 +142,6 @@ def test_attack_does_not_reach_the_score(name, attack, cache, tmp_path):
 
 @pytest.mark.parametrize("name", sorted(TIMING))
 def test_frozen_timer_and_patched_checks_do_not_score(name, cache, tmp_path):
-    spec, result = attacked(name, cache, tmp_path, TIMER_ATTACK[name])
+    _, result = attacked(name, cache, tmp_path, TIMER_ATTACK[name])
     assert result.value is None, f"{name}: a wrong output with a frozen timer scored {result.value}"
     assert result.failure == "eval_error"

@@ -58,3 +58,15 @@ def test_missing_folder_and_unknown_name(tmp_path):
 def test_every_suite_task_loads():
     names = {t.name for t in list_tasks()}
     assert {"vectorization", "digits"} <= names
+
+
+def test_a_retired_key_says_what_replaced_it(tmp_path):
+    """``in_process_scoring`` marked tasks scored the old, fakeable way; no task is now, and a
+    folder still naming it is told how it scores instead of getting a bare "extra input"."""
+    root = write_task(tmp_path / "old")
+    (root / "task.toml").write_text("in_process_scoring = true\n")
+    with pytest.raises(TaskError) as info:
+        load_task(root)
+    message = str(info.value)
+    assert "task.toml" in message and "in_process_scoring is gone" in message
+    assert "scripts/produce.py" in message and "score(outputs)" in message
