@@ -15,6 +15,7 @@ prints mean ± std (how the baselines in ``task.toml`` were measured).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
 import shutil
 import statistics
@@ -26,7 +27,13 @@ import pytest
 
 from environments.anchors import load_anchors, normalize
 from environments.prepare import prepare_task
-from environments.scoring import EvalResult, evaluate, improvement, make_score, run_solve
+from environments.scoring import (
+    EvalResult,
+    evaluate,
+    improvement,
+    make_score,
+    run_solve,
+)
 from environments.suite import TASKS_DIR
 from environments.task import TaskSpec, load_task
 
@@ -47,15 +54,17 @@ def prepared_task(name: str, cache: Path) -> TaskSpec:
 
 def private_files(spec: TaskSpec) -> list[Path]:
     """Files that ``prepare.py`` wrote next to itself (the task's private data), less the
-    byte-identical copies of public ``env/`` files kept there for the trusted scoring phase."""
+    byte-identical copies of public ``env/`` files kept there for the trusted scoring phase
+    (whatever their names: bfn-fast-sampling keeps the public dev oracle as ``private/gmm.npz``;
+    its secret is a transform that eval.py draws, not that file)."""
     pristine = TASKS_DIR / spec.name / "scripts"
+    public = {hashlib.sha256(p.read_bytes()).digest() for p in spec.env_dir.rglob("*") if p.is_file()}
     found = []
     for path in sorted(spec.scripts_dir.rglob("*")):
         rel = path.relative_to(spec.scripts_dir)
         if not path.is_file() or "__pycache__" in rel.parts or (pristine / rel).exists():
             continue
-        public = spec.env_dir / rel
-        if public.is_file() and public.read_bytes() == path.read_bytes():
+        if hashlib.sha256(path.read_bytes()).digest() in public:
             continue
         found.append(path)
     return found

@@ -219,9 +219,3 @@ def test_task_policies_match_the_library():
 
     with pytest.raises(PolicyError):
         run_policy(too_big, base.decide, batch)
-
-
-@pytest.mark.slow
-def test_task_reference_beats_baseline(tmp_path):
-    """Eval on env/ and env/ + reference/ of the prepared task (about 2-3 min)."""
-    th.assert_check_task("online-lp", tmp_path, rel=1e-3)

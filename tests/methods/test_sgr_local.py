@@ -211,8 +211,3 @@ def test_task_data_cannot_be_looked_up_in_the_bundled_digits():
     for X, y in ((X_te, y_te), (X_tr, y_tr)):
         nearest = torch.cdist(torch.as_tensor(X, dtype=torch.float64), bundled).argmin(dim=1)
         assert float((torch.as_tensor(labels)[nearest] == torch.as_tensor(y)).double().mean()) < 0.3
-
-
-@pytest.mark.slow
-def test_task_reference_beats_baseline(tmp_path):
-    th.assert_check_task("local-learning", tmp_path, abs=1e-3)

@@ -241,8 +241,3 @@ def test_task_held_out_images_cannot_be_looked_up_in_the_bundled_copy():
     _, _, X_plain, y_plain = digits_split()
     assert knn.score(X_plain.reshape(len(X_plain), -1), y_plain) == 1.0
     assert knn.score(X_te.reshape(len(X_te), -1), y_te) < 0.4
-
-
-@pytest.mark.slow
-def test_task_reference_beats_baseline_by_the_threshold(tmp_path):
-    th.assert_check_task("sparse-robustness", tmp_path)

@@ -237,9 +237,3 @@ def test_task_rejects_a_bad_config(problem32):
     bad.CONFIG = {**bad.CONFIG, "optimizer": "lbfgs"}
     with pytest.raises(FamilyError):
         run_family_module(bad, problem32, mc_seed=0, cap=10)
-
-
-@pytest.mark.slow
-def test_task_reference_beats_baseline(tmp_path):
-    """eval.py on env/ and on env/ + reference/ (about 1.5 min of CPU)."""
-    th.assert_check_task("structured-bbvi", tmp_path, rel=1e-6)

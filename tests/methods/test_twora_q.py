@@ -180,25 +180,3 @@ def quick_eval(tmp_path, monkeypatch):
             return th.produce_and_score(task, Path(folder), tmp_path / f"out{next(outs)}", quick)
 
     return task, Quick
-
-
-def test_task_reference_beats_baseline_and_gates_hold(quick_eval, tmp_path):
-    task, ev = quick_eval
-    base = ev.get_score(str(th.make_workspace(task, tmp_path / "base_ws")))
-    ref = ev.get_score(str(th.make_workspace(task, tmp_path / "ref_ws", reference=True)))
-    assert np.isfinite(base) and ref < (1 - task.success_threshold) * base  # 0.75 * base
-    # A counter kept at module level is state outside Q: the gate rejects it.
-    cheat = th.make_workspace(task, tmp_path / "cheat_ws")
-    with open(cheat / "estimator.py", "a") as f:
-        f.write("\nSEEN = []\n_t = target\ndef target(Q, r, s2, t, gamma, beta):\n"
-                "    SEEN.append(t)\n    return _t(Q, r, s2, t, gamma, beta)\n")
-    assert ev.get_score(str(cheat)) == float("inf")
-    bad_n = th.make_workspace(task, tmp_path / "bad_ws")
-    (bad_n / "estimator.py").write_text((bad_n / "estimator.py").read_text().replace("N = 1 ", "N = 50 "))
-    assert ev.get_score(str(bad_n)) == float("inf")
-
-
-@pytest.mark.slow
-def test_task_reference_beats_baseline(tmp_path):
-    """The full eval (in the sandbox, as ``labcoat check-task``) on env/ and env/ + reference/."""
-    th.assert_check_task(NAME, tmp_path, abs=1e-4)  # deterministic; task.toml has 4 decimals
