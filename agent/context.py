@@ -1,19 +1,22 @@
 """The prompt builder: what the model sees each step, within a small, steady number of tokens.
 
 The static prefix (instructions, tool descriptions, research problem) is the system message,
-identical every step so providers can cache it. The step message is laid out so that it opens
-as the previous step's did (providers' prefix caches, llama.cpp's KV cache): one line for each
-older step, the Research Plan and Status as of the last of them, the latest steps whole, and only
-then what changes every step: the plan's change since, the budget left, the request. The history
-is append-mostly: a step is written whole once and stays as it was written while later steps are
-appended after it, until the whole steps' observations pass ``whole_chars`` (or their number
-``keep_last + collapse_every - 1``); then all but the last ``keep_last`` become one-line steps in
-one block, so each rewrite of the middle is rare and amortised over many steps (rewriting the
-latest observation from whole to summary every step, or collapsing a few steps at a time, breaks
-the prefix each time). Observations longer than ``summarize_over`` characters are summarised by
-the fast model when they are recorded (see :mod:`agent.research`): a step appended since the
-last collapse shows its observation whole up to ``latest_whole`` characters (the model acts on
-it), a step kept whole through a collapse shows its summary. A script's output is shown with its
+identical every step so providers can cache it. The step message is append-only between rare
+collapses, so each prompt opens with the whole of the previous one but its tail (providers'
+prefix caches, llama.cpp's KV cache): the older steps, one line each, in blocks, one block per
+collapse, each ending with the Research Plan and Status's change over its steps; then the whole
+steps, each as it was written, with its plan's change; and last only the budget and the request.
+Nothing already written is written again: a plan is told once, as its change from the one before
+it in the prompt (:func:`plan_change`), and a collapse appends a block after the blocks before it.
+The whole steps stay while later steps are appended after them, until they (their observations
+and plan changes) pass ``whole_chars`` (or their number ``keep_last + collapse_every - 1``); then all but the last
+``keep_last`` become one block of one-line steps at once, so the rewrite is rare and amortised.
+What a step costs the cache is then what it adds: its whole block once and, at the collapse
+that passes it, its line and its plan's change once (the benchmarks' docstrings give the
+figures). Observations longer than ``summarize_over`` characters are summarised by the fast
+model when they are recorded (see :mod:`agent.research`): a step appended since the last
+collapse shows its observation whole up to ``latest_whole`` characters (the model acts on it), a
+step kept whole through a collapse shows its summary. A script's output is shown with its
 repeated lines folded (:func:`agent.digest.fold_repeats`, lossless), and older steps say what
 their observation reported (:func:`agent.digest.gist`, from the observation's facts).
 A model with a small window gets the richest context that fits it (:func:`fit_messages`).
@@ -24,6 +27,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -43,9 +47,9 @@ class ContextSettings(BaseModel):
     latest_whole: int = Field(5000, ge=0, description="a step appended since the last collapse shows "
                               "its observation whole up to this many chars (MLAgentBench's threshold), "
                               "else as its summary")
-    whole_chars: int = Field(3600, ge=0, description="the whole steps' observations grow in place up to "
-                             "this many chars; past it, all but keep_last collapse at once (a small "
-                             "window lowers it)")
+    whole_chars: int = Field(4000, ge=0, description="the whole steps (their observations and plan "
+                             "changes) grow in place up to this many chars; past it, all but keep_last "
+                             "collapse at once (a small window lowers it)")
     summary_words: int = Field(200, ge=20)
     fold_repeats: int = Field(5, ge=0, description="a program's output lines that differ only in their "
                               "numbers, this many or more in a row, are shown as one template and a "
@@ -136,20 +140,31 @@ def system_message(problem: str, tools_text: str, mode: str) -> dict[str, str]:
     return {"role": "system", "content": text}
 
 
-def whole_from(steps: list[AgentStep], s: ContextSettings) -> int:
-    """Where the whole steps start. Replayed from the first step, so a step's prompt lays out
-    its history exactly as the previous step's did, plus one step: the boundary moves only when
-    the whole steps pass ``whole_chars`` (or ``keep_last + collapse_every - 1`` steps), and then
-    to ``keep_last`` before the end at once."""
+def collapses(steps: list[AgentStep], s: ContextSettings) -> list[int]:
+    """Where the whole steps started after each collapse, in order (the last is where they start
+    now). Replayed from the first step, so a step's prompt lays out its history exactly as the
+    previous step's did, plus one step: the boundary moves only when the whole steps pass
+    ``whole_chars`` (or ``keep_last + collapse_every - 1`` steps), and then to ``keep_last``
+    before the end at once. A whole step's size is its observation and its plan's change (a
+    plan rewritten every step collapses the history sooner)."""
     keep, most = s.keep_last, s.keep_last + s.collapse_every
-    sizes = [len(x.shown(True, s)) for x in steps]
+    plans = plans_as_of(steps)
+    sizes = [len(x.shown(True, s)) + len(_step_plan(plans, k)) for k, x in enumerate(steps)]
+    cuts: list[int] = []
     cut = size = 0
     for n, grown in enumerate(sizes, 1):
         size += grown
         if n - cut > keep and (size > s.whole_chars or n - cut >= most):
             cut = n - keep
+            cuts.append(cut)
             size = sum(sizes[cut:n])
-    return cut
+    return cuts
+
+
+def whole_from(steps: list[AgentStep], s: ContextSettings) -> int:
+    """Where the whole steps start (see :func:`collapses`)."""
+    cuts = collapses(steps, s)
+    return cuts[-1] if cuts else 0
 
 
 def _first_older(cut: int, most: int) -> int:
@@ -158,50 +173,119 @@ def _first_older(cut: int, most: int) -> int:
     return -(-(cut - most) // 10) * 10 if cut > most else 0
 
 
-def plan_change(base: str, plan: str, since: int) -> str:
-    """The latest plan told against the one shown with step ``since`` (in the stable part of the
-    prompt): unchanged, what it adds at its end, its changed lines (``-``/``+``), or, rewritten
-    throughout, itself."""
+def _edits(base: str, plan: str) -> str | None:
+    """``plan``'s changed lines against ``base`` (``-``/``+``); None when it is rewritten
+    throughout (the plan itself is shorter than its edits)."""
+    old, new = base.splitlines(), plan.splitlines()
+    edits = "\n".join([f"- {x}" for x in old if x not in new] + [f"+ {x}" for x in new if x not in old])
+    return edits if len(edits) < len(plan) else None
+
+
+def plan_change(base: str, plan: str, head: str = prompts.LATEST_HEAD) -> str:
+    """``head``'s plan told against ``base``, the one before it in the prompt: unchanged, what it
+    adds at its end, its changed lines, or, rewritten throughout, itself. Each plan is told once,
+    as its change, so the history never restates one it already holds."""
     base, plan = base.strip(), plan.strip()
     if plan == base:
-        return prompts.PLAN_SAME.format(index=since)
+        return prompts.PLAN_SAME.format(head=head)
     if plan.startswith(base):
-        return prompts.PLAN_ADDS.format(index=since, lines=plan[len(base):].strip("\n"))
-    old, new = base.splitlines(), plan.splitlines()
-    gone = [f"- {x}" for x in old if x not in new]
-    added = [f"+ {x}" for x in new if x not in old]
-    edits = "\n".join(gone + added)
-    if len(edits) >= len(plan):  # rewritten throughout: the plan itself is shorter
-        return prompts.PLAN_REWRITTEN.format(index=since, plan=plan)
-    return prompts.PLAN_EDITS.format(index=since, lines=edits)
+        return prompts.PLAN_ADDS.format(head=head, lines=plan[len(base):].strip("\n"))
+    edits = _edits(base, plan)
+    if edits is None:
+        return prompts.PLAN_REWRITTEN.format(head=head, plan=plan)
+    return prompts.PLAN_EDITS.format(head=head, lines=edits)
+
+
+def plans_as_of(steps: list[AgentStep]) -> list[str]:
+    """The Research Plan and Status in force after each step: the last one a response gave (a
+    response without one leaves it as it was)."""
+    out, plan = [], ""
+    for x in steps:
+        plan = x.fields.get(prompts.PLAN, "").strip() or plan
+        out.append(plan)
+    return out
+
+
+def _told(plans: list[str], i: int, since: int, head: str) -> str:
+    """The plan in force after position ``i``, told against the one after position ``since``
+    (the last one the prompt shows before it; -1: none): whole, or as its change; "" when there
+    is none or it is the same."""
+    plan = plans[i]
+    base = plans[since] if since >= 0 else ""
+    if not plan or plan == base:
+        return ""
+    return plan_change(base, plan, head) if base else prompts.PLAN_WHOLE.format(head=head, plan=plan)
+
+
+def _fresh(plans: list[str], i: int, since: int) -> bool:
+    """Whether the plan after position ``i`` is told whole (the first, or rewritten throughout),
+    so the plans told before it are spent."""
+    base = plans[since] if since >= 0 else ""
+    plan = plans[i]
+    return bool(plan) and plan != base and (not base or (not plan.startswith(base) and _edits(base, plan) is None))
+
+
+def _history(steps: list[AgentStep], plans: list[str], s: ContextSettings) -> list[str]:
+    """The older steps as text blocks, one per collapse, each its steps' lines and then the plan's
+    change over them, so a collapse appends a block and leaves the ones before as they were;
+    blocks before a plan told whole (rewritten) drop their spent plans, so the history holds no
+    plan but the latest one's parts."""
+    cuts = collapses(steps, s)
+    if not cuts:
+        return []
+    cut = cuts[-1]
+    first = _first_older(cut, s.older_lines) if s.older_lines else cut
+    edges = [first, *(c for c in cuts if c > first)]
+    if len(edges) == 1:  # no lines listed: only the plan as of the last older step
+        told = _told(plans, cut - 1, -1, prompts.AFTER_HEAD.format(index=steps[cut - 1].index))
+        return [told + "\n\n"] if told else []
+    ends = [b - 1 for b in edges[1:]]
+    since = [-1, *ends[:-1]]
+    fresh = max((j for j, (e, p) in enumerate(zip(ends, since, strict=True)) if _fresh(plans, e, p)), default=0)
+    blocks = []
+    for j, (a, b) in enumerate(pairwise(edges)):
+        lines = "\n".join(older_line(x, s.line_chars) for x in steps[a:b])
+        told = _told(plans, b - 1, since[j], prompts.AFTER_HEAD.format(index=steps[b - 1].index)) if j >= fresh else ""
+        blocks.append(prompts.OLDER_BLOCK.format(lines=lines, plan=told) if told else lines + "\n\n")
+    blocks[0] = prompts.OLDER + blocks[0]
+    return blocks
+
+
+def _step_plan(plans: list[str], k: int) -> str:
+    """A whole step's plan as its block tells it: its change since the step before (whose plan
+    is the last the prompt shows before it)."""
+    return _told(plans, k, k - 1, prompts.STEP_HEAD)
 
 
 def step_message(steps: list[AgentStep], plan: str, budget: str, s: ContextSettings,
                  mode: str) -> dict[str, Any]:
-    """Older steps, the plan as of the last of them, the whole steps, the plan's change since,
-    the budget: each part in place until it must change, so the prompt opens as the last one did
-    (see :data:`prompts.STEP`)."""
+    """Older steps in blocks, the whole steps each with its plan's change, then only what the
+    history does not say (the plan, when it is not the last one shown; the budget): each part in
+    place until it must change, so the prompt opens as the last one did (see :data:`prompts.STEP`)."""
     cut = whole_from(steps, s)
-    older = steps[_first_older(cut, s.older_lines):cut] if s.older_lines else []
-    recent = steps[cut:]
-    history = (prompts.OLDER.format(lines="\n".join(older_line(x, s.line_chars) for x in older))
-               if older else "")
-    base = steps[cut - 1].fields.get("Research Plan and Status", "").strip() if cut else ""
-    if base and plan.strip():
-        history += prompts.PLAN_AT.format(index=steps[cut - 1].index, plan=base)
-        latest = plan_change(base, plan, steps[cut - 1].index)
-    else:
-        latest = prompts.PLAN_LATEST.format(plan=plan.strip() or prompts.NO_PLAN)
+    plans = plans_as_of(steps)
+    blocks_before = _history(steps, plans, s)
+    history = "".join(blocks_before)
     kept = s.keep_last - 1 if cut else 0  # whole through the collapse: their summaries
-    blocks = [prompts.RECENT_STEP.format(
-        index=x.index, thought=x.thought or "-", action=x.action,
-        args=cap_text(_args_text(x.args), s.args_whole)[0],
-        observation=x.shown(i >= kept, s)) for i, x in enumerate(recent)]
+    blocks = []
+    for i, x in enumerate(steps[cut:]):
+        told = _step_plan(plans, cut + i)
+        blocks.append(prompts.RECENT_STEP.format(
+            index=x.index, plan=told + "\n" if told else "", thought=x.thought or "-", action=x.action,
+            args=cap_text(_args_text(x.args), s.args_whole)[0], observation=x.shown(i >= kept, s)))
+    shown = plans[-1] if steps else ""  # the history ends with the latest step's plan
+    want = plan.strip() or shown
+    if shown and want == shown:
+        latest = ""  # the last plan the history shows is the latest: nothing to add
+    elif shown:
+        latest = plan_change(shown, want)
+    else:
+        latest = prompts.PLAN_LATEST.format(plan=want or prompts.NO_PLAN)
     text = prompts.STEP.format(
-        budget=budget, history=history, plan=latest,
+        budget=budget, history=history, plan=latest + "\n\n" if latest else "",
         recent=prompts.RECENT.format(steps="\n\n".join(blocks)) if blocks else "",
         ask=prompts.ASK_REACT if mode == "react" else prompts.ASK_TOOLS)
-    return {"role": "user", "content": text, CACHE_POINTS: _cache_points(history, blocks)}
+    return {"role": "user", "content": text, CACHE_POINTS: _cache_points(blocks_before, blocks)}
 
 
 CACHE_POINTS = "cache_points"
@@ -210,9 +294,12 @@ the older steps, before each whole step). Anthropic's cache needs them as block 
 other providers send only role and content."""
 
 
-def _cache_points(history: str, blocks: list[str]) -> list[int]:
-    points = [len(history)] if history else []
-    at = len(history) + prompts.RECENT.index("{steps}")
+def _cache_points(history: list[str], blocks: list[str]) -> list[int]:
+    points, at = [], 0
+    for block in history:
+        at += len(block)
+        points.append(at)
+    at += prompts.RECENT.index("{steps}")
     for block in blocks:
         points.append(at)
         at += len(block) + 2  # the "\n\n" between blocks

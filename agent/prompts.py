@@ -35,26 +35,32 @@ TOOLS_FORMAT = f"""Each turn, first write, as plain text:
 {FIELD_GUIDE}
 Then call exactly one tool."""
 
-# What changes every step comes last (the plan, the budget), so each step's prompt opens with
-# the previous one's: providers' prefix caches then serve all but the tail (see agent.context).
-STEP = """{history}{recent}{plan}
-
-Budget left: {budget}
+# The history is append-mostly (see agent.context): the older steps' lines come in blocks, one
+# per collapse, each ending with the plan's change over the block; each whole step carries its
+# plan's change; what changes every step (the budget) comes last, so each step's prompt opens with
+# the previous one's and providers' prefix caches serve all but the new step and the tail.
+STEP = """{history}{recent}{plan}Budget left: {budget}
 {ask}"""
+PLAN = "Research Plan and Status"
 PLAN_LATEST = "Your latest Research Plan and Status:\n{plan}"
-PLAN_AT = "Your Research Plan and Status after step {index}:\n{plan}\n\n"
-PLAN_SAME = "Your latest Research Plan and Status: as after step {index}."
-PLAN_ADDS = "Your latest Research Plan and Status: as after step {index}, then:\n{lines}"
-PLAN_EDITS = "Your latest Research Plan and Status: as after step {index}, with these lines changed:\n{lines}"
-PLAN_REWRITTEN = "Your latest Research Plan and Status (it replaces the one after step {index}):\n{plan}"
+# A plan told against the one before it in the prompt ({head}: whose plan it is).
+PLAN_WHOLE = "{head}:\n{plan}"
+PLAN_SAME = "{head}: unchanged."
+PLAN_ADDS = "{head} adds:\n{lines}"
+PLAN_EDITS = "{head} changes lines:\n{lines}"
+PLAN_REWRITTEN = "{head}, rewritten:\n{plan}"
+LATEST_HEAD = "Your latest Research Plan and Status"
+AFTER_HEAD = "Plan after step {index}"
+STEP_HEAD = "Plan"
 
 ASK_REACT = "Now respond in the format above, with one action."
 ASK_TOOLS = "Now write your Reflection, Research Plan and Status, Fact Check and Thought, then call one tool."
 NO_PLAN = "(none yet: this is the first step; you know nothing about the problem so far)"
 
-OLDER = "Earlier steps (the research log has more):\n{lines}\n\n"
+OLDER = "Earlier steps (the research log has more):\n"
+OLDER_BLOCK = "{lines}\n{plan}\n\n"
 RECENT = "Latest steps:\n{steps}\n\n"
-RECENT_STEP = """[Step {index}] Thought: {thought}
+RECENT_STEP = """[Step {index}] {plan}Thought: {thought}
 Action: {action}
 Action Input: {args}
 Observation:

@@ -93,8 +93,9 @@ def test_context_keeps_last_steps_whole_and_older_ones_as_lines(tiny_task, tmp_p
                         context={"keep_last": 2, "collapse_every": 1})  # exactly 2 whole
     calls = [json.loads(x) for x in (run.path / "llm" / "calls.jsonl").read_text().splitlines()]
     prompt = calls[-1]["messages"][1]["content"]
-    assert "plan v4" in prompt and "plan v3" not in prompt  # the latest plan, once
-    assert "[Step 5] Thought: look 4" in prompt and "[Step 4] Thought: look 3" in prompt
+    assert prompt.count("plan v4") == 1 and "plan v1" not in prompt  # each plan once, with its step
+    assert "[Step 5] Plan, rewritten:\nplan v4\nThought: look 4" in prompt
+    assert "[Step 4] Plan, rewritten:\nplan v3\nThought: look 3" in prompt
     assert "[Step 3]" not in prompt and "\n3. List Files" in prompt
     assert "45 of 50 steps" in prompt  # the remaining budget
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -201,27 +202,104 @@ def _prompts(steps: list[AgentStep], plans: list[str], settings: ContextSettings
                            settings or ContextSettings())[1]["content"] for n in range(1, len(steps) + 1)]
 
 
+def _tail(prompt: str) -> int:
+    """Where a prompt's changing tail starts: the plan, when the history does not end with it, or
+    the budget."""
+    marks = [prompt.rfind(m) for m in ("Your latest Research Plan", "Budget left:")]
+    return min(m for m in marks if m >= 0)
+
+
 def _opens_with_the_last(before: str, after: str) -> bool:
     """Everything ``before`` held up to its changing tail (its plan's change and budget) opens ``after``."""
-    return after.startswith(before[:before.rindex("Your latest Research Plan")])
+    return after.startswith(before[:_tail(before)])
+
+
+def _growing_plans(n: int) -> list[str]:
+    return ["1. baseline\n" + "".join(f"{k}. step {k} done\n" for k in range(2, i + 2)) for i in range(1, n + 1)]
 
 
 def test_each_prompt_opens_with_the_last_one_between_rare_collapses():
-    """Budget and plan come last and whole steps stay as they were written until they collapse
-    in one block, so a provider's prefix cache serves the whole previous prompt but its tail."""
-    plans = ["1. baseline\n" + "".join(f"{k}. step {k} done\n" for k in range(2, i + 2)) for i in range(1, 13)]
+    """The budget comes last and whole steps stay as they were written until they collapse in one
+    block, so a provider's prefix cache serves the whole previous prompt but its tail."""
+    plans = _growing_plans(12)
     steps = [_with_plan(i, plans[i - 1]) for i in range(1, 13)]
     prompts_ = _prompts(steps, plans)
     s = ContextSettings()
     whole = [p.count("[Step ") for p in prompts_]
     most = s.keep_last + s.collapse_every - 1
     assert whole[:most] == list(range(1, most + 1)) and whole[most] == s.keep_last  # one collapse, at once
-    kept = [_opens_with_the_last(a, b) for a, b in zip(prompts_, prompts_[1:], strict=False)]
+    kept = [_opens_with_the_last(a, b) for a, b in pairwise(prompts_)]
     assert kept.count(False) == 1 and not kept[most - 1]
     last = prompts_[-1]
     assert last.rstrip().endswith(prompts.ASK_REACT) and "Budget left: 38 of 50 steps" in last
-    assert "after step " in last and "12. step 12 done" in last  # the plan: at the boundary, then its change
-    assert last.count("2. step 2 done") == 1  # not repeated
+    assert "Your latest Research Plan" not in last  # the history ends with the latest plan: not restated
+    assert "Plan after step 10:\n1. baseline\n" in last  # whole at the boundary, then each step's change
+    assert "[Step 12] Plan adds:\n13. step 13 done\nThought:" in last
+    for line in plans[-1].splitlines():
+        assert last.count(f"\n{line}\n") == 1, line  # each line of the plan told once
+
+
+def _rebuilt_plan(prompt: str) -> str:
+    """The latest plan read back from a prompt's history: the first told whole, each later one
+    told as what it adds (the form these plans' changes take)."""
+    plan = ""
+    for m in re.finditer(r"Plan(?: after step \d+)?( adds)?:\n((?:\d+\. [^\n]*\n)+)", prompt):
+        plan = plan + m.group(2) if m.group(1) else m.group(2)
+    return plan
+
+
+def test_a_collapse_appends_a_block_and_never_rewrites_the_history_before_it():
+    """Older steps come in blocks, one per collapse, each with the plan's change over its steps:
+    every prompt opens with all the older blocks of the one before, at a collapse too, and the
+    latest plan is there, each of its lines written once."""
+    plans = _growing_plans(30)
+    steps = [_with_plan(i, plans[i - 1]) for i in range(1, 31)]
+    s = ContextSettings(collapse_every=3)
+    prompts_ = _prompts(steps, plans, s)
+    collapses = 0
+    for n, (before, after) in enumerate(pairwise(prompts_), 1):
+        history = before[:before.index("Latest steps:\n")]
+        assert after.startswith(history), n  # the blocks before stay as written
+        collapses += not _opens_with_the_last(before, after)
+        assert _rebuilt_plan(after) == plans[n], n
+    assert collapses >= 8  # collapses happened (every three steps), and each only appended
+    last = prompts_[-1]
+    assert "\n1. Execute Script(train.py) -> ran 1\n" in last and "[Step 30] Plan adds:\n31. step 31 done\n" in last
+    for line in plans[-1].splitlines():
+        assert last.count(f"\n{line}\n") == 1, line
+
+
+def test_a_plan_the_history_does_not_hold_is_told_in_the_tail():
+    steps = [_step(1, "ran 1"), _step(2, "ran 2")]  # responses without a plan
+    prompt = _prompt(steps)
+    assert prompt.endswith("Your latest Research Plan and Status:\n1. plan\n\nBudget left: unlimited\n"
+                           + prompts.ASK_REACT)
+    planned = _with_plan(1, "1. plan")
+    prompt = build_messages("p", "tools", [planned], "1. plan\n2. more", "unlimited", ContextSettings())[1]["content"]
+    assert "[Step 1] Plan:\n1. plan\nThought:" in prompt
+    assert "Your latest Research Plan and Status adds:\n2. more\n\nBudget left" in prompt
+    first = build_messages("p", "tools", [], "", "unlimited", ContextSettings())[1]["content"]
+    assert prompts.NO_PLAN in first
+
+
+def test_cache_points_mark_the_older_blocks_and_the_whole_steps():
+    from agent.context import CACHE_POINTS
+
+    plans = _growing_plans(12)
+    steps = [_with_plan(i, plans[i - 1]) for i in range(1, 13)]
+    s = ContextSettings(collapse_every=3)
+    messages = [build_messages("p", "tools", steps[:n], plans[n - 1], "unlimited", s)[1] for n in (11, 12)]
+    for m in messages:
+        text, points = m["content"], m[CACHE_POINTS]
+        assert points == sorted(points) and all(0 < p < len(text) for p in points)
+        starts = [p for p in points if text.startswith("[Step ", p)]
+        assert len(starts) == text.count("[Step ")  # before each whole step
+        ends = [p for p in points if p not in starts]  # after each older block
+        assert ends and all(text[p - 2:p] == "\n\n" for p in ends) and len(ends) == text.count("Plan after step ")
+    before, after = (m["content"] for m in messages)
+    shared = len(before[:_tail(before)])
+    assert after.startswith(before[:shared]) and [p for p in messages[0][CACHE_POINTS] if p < shared] == \
+        [p for p in messages[1][CACHE_POINTS] if p < shared]  # the same boundaries: the cache is found
 
 
 def test_long_observations_collapse_the_history_sooner_and_it_stays_within_its_budget():
@@ -235,7 +313,7 @@ def test_long_observations_collapse_the_history_sooner_and_it_stays_within_its_b
         shown = [x for x in logs[:n] if x in p]
         assert logs[n - 1] in p  # the latest, whole
         assert sum(map(len, shown)) <= s.whole_chars + len(logs[n - 1])
-    kept = [_opens_with_the_last(a, b) for a, b in zip(prompts_, prompts_[1:], strict=False)]
+    kept = [_opens_with_the_last(a, b) for a, b in pairwise(prompts_)]
     assert 2 <= kept.count(False) <= len(kept) // 2  # collapses: by size, not every step, nor never
 
 
@@ -243,9 +321,41 @@ def test_a_rewritten_plan_is_told_by_its_changed_lines():
     from agent.context import plan_change
 
     base = "1. read data (done)\n2. baseline (in progress)\n3. tune the learning rate\n4. add features\n5. submit"
-    assert plan_change(base, base, 4) == prompts.PLAN_SAME.format(index=4)
-    assert plan_change(base, base + "\n4. submit", 4).endswith("then:\n4. submit")
-    changed = plan_change(base, base.replace("(in progress)", "(done: 0.71)"), 4)
-    assert changed.endswith("- 2. baseline (in progress)\n+ 2. baseline (done: 0.71)")
+    head = "Plan after step 4"
+    assert plan_change(base, base, head) == prompts.PLAN_SAME.format(head=head)
+    assert plan_change(base, base + "\n4. submit", head) == f"{head} adds:\n4. submit"
+    changed = plan_change(base, base.replace("(in progress)", "(done: 0.71)"), head)
+    assert changed == f"{head} changes lines:\n- 2. baseline (in progress)\n+ 2. baseline (done: 0.71)"
     rewritten = "A. new plan\nB. all of it"
-    assert plan_change(base, rewritten, 4) == prompts.PLAN_REWRITTEN.format(index=4, plan=rewritten)
+    assert plan_change(base, rewritten, head) == prompts.PLAN_REWRITTEN.format(head=head, plan=rewritten)
+    assert plan_change(base, rewritten).startswith(prompts.LATEST_HEAD)
+
+
+def test_a_plan_changed_in_the_middle_is_told_by_its_lines_in_the_step_and_the_older_block():
+    rest = "\n2. tune the learning rate and the batch size\n3. add features from the raw columns"
+    plans = [f"1. baseline (in progress){rest}", f"1. baseline (done: 0.71){rest}", f"1. baseline (done: 0.71){rest}\n3. submit"]
+    steps = [_with_plan(i, plans[i - 1]) for i in range(1, 4)]
+    whole = _prompts(steps, plans)[-1]
+    assert "[Step 2] Plan changes lines:\n- 1. baseline (in progress)\n+ 1. baseline (done: 0.71)\nThought:" in whole
+    collapsed = _prompts(steps, plans, ContextSettings(collapse_every=1))[-1]
+    assert "Plan after step 2 changes lines:\n- 1. baseline (in progress)\n+ 1. baseline (done: 0.71)\n\n" in collapsed
+    assert "[Step 3] Plan adds:\n3. submit\nThought:" in collapsed
+
+
+def test_plans_rewritten_every_step_collapse_the_history_sooner_and_spent_ones_leave_it():
+    """A model that rewrites its whole plan each step: each version is told whole, so the whole
+    steps' plans count towards ``whole_chars`` and an older block after a rewrite drops the
+    spent plans before it; the prompt stays bounded and holds the latest plan whole."""
+    plans = [f"Plan version {i}: " + " ".join(f"goal{i}-{k}" for k in range(60)) for i in range(1, 31)]
+    steps = [_with_plan(i, plans[i - 1]) for i in range(1, 31)]
+    prompts_ = _prompts(steps, plans)
+    s = ContextSettings()
+    for n, p in enumerate(prompts_, 1):
+        whole = sum(len(x) for x in plans[:n] if f"] Plan, rewritten:\n{x}\n" in p or f"] Plan:\n{x}\n" in p)
+        assert whole <= s.whole_chars + len(plans[n - 1]) + 100, n  # whole steps' plans within the bound
+        assert plans[n - 1] in p, n  # the latest, whole
+        history = p.split("Latest steps:\n")[0]
+        assert sum(x in history for x in plans[:n]) <= 1, n  # the older blocks: no pile of spent plans
+    last = prompts_[-1]
+    assert "Earlier steps" in last and "\n1. Execute Script(train.py) -> ran 1\n" in last
+    assert last.count("Plan after step ") == 1  # the last rewrite's block; the blocks before dropped theirs

@@ -9,12 +9,18 @@ prompt; goal: >= 0.8 over the run (token-weighted). Measured: 0.341 when the bud
 the step message and every step moved the whole-step window; 0.655 with the changing parts last,
 whole steps collapsed three at a time and the plan told as its change since the last collapse;
 0.730 with the append-mostly history (steps stay as written until their observations pass
-``whole_chars``, then collapse in one block), at a prompt-token ratio of 0.496
-(``bench_prompt_tokens.py``). What is left is each step's new observation shown whole (~385
-tokens a step here, a sixth of the prompt), the plan restated at each collapse, and the tail
-(plan change, budget): with the prompt held to half of MLAgentBench's tokens, a step's new
-observation alone caps the share near 0.8, so the goal and the token goal meet only if the
-latest observation is shown shorter than MLAgentBench shows it.
+``whole_chars``, then collapse in one block); 0.781 with nothing written twice that stays (a
+collapse appends a block of older lines after the blocks before it; each plan told once, as its
+change, in the whole step or the older block it belongs to; no plan restated in the tail), at a
+prompt-token ratio of 0.4997 (``bench_prompt_tokens.py``). Where the rest goes (steps 2-30,
+16,171 of 73,794 tokens not reused): each step's new block once, 14,066 (its observation whole
+as MLAgentBench shows it 11,546, action input 690, thought 485, plan change ~630, action name
+and labels ~720); the tail (budget, request) 667; at the collapses, each older step's line and
+its plan change once more, 1,438 (1,218 to 1,594 for 4 to 17 collapses: each step's line is
+written once however rarely they come). So the share is about ``1 - 16,200 / T`` for a prompt
+total T, whatever the collapse schedule, and the token goal caps T (<= 73,836 for steps 2-30):
+the new observations alone are 15.6% of that cap and everything the steps add 21.9%, so the two
+goals meet only if what a step adds (its block, its line) is shown shorter.
 
 With ``--local`` it also times the local model (``llamacpp/qwen2.5-coder-0.5b``, needs
 ``labcoat[local]`` and the model packages): a cold call, then the next step's prompt warm
