@@ -47,6 +47,14 @@ def check_seeds(value: int | list[int], limit: int) -> int | list[int]:
     return value
 
 
+def check_unique(value: list[str], what: str) -> list[str]:
+    """Refuse a list argument that names one choice twice (it would run, and be reported, twice
+    under one name); ``what`` is the singular noun the message uses."""
+    if len(set(value)) != len(value):
+        raise ValueError(f"a {what} is listed twice")
+    return value
+
+
 def seed_list(value: int | list[int]) -> list[int]:
     """The seeds a ``seeds`` argument names: ``range(n)`` for an int n, else the list itself."""
     return list(range(value)) if isinstance(value, int) else list(value)

@@ -3,9 +3,10 @@ rank of the initial confidence, mapped to the un-adapted model's accuracy."""
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -15,6 +16,10 @@ from torch import nn
 from methods.entropy_enigma.adapt import configure_for_em, entropy_minimize, group_for_em, predict
 
 Reference = Literal["batch_stats", "running_stats"]
+
+_EM_SETTINGS = frozenset(inspect.signature(entropy_minimize).parameters) - {"model", "xs",
+                                                                         "optimizer_out"}
+"""The settings :func:`estimate_flips_many` passes on to EM (read off its signature)."""
 
 # The authors' fits for ResNet-50 at n = 1000 images (accuracy in percent). They do not
 # transfer to other models; kept for fit="authors" and guarded against transcription errors.
@@ -49,17 +54,9 @@ def estimate_flips_many(
     model: nn.Module,
     sets: list[np.ndarray | torch.Tensor],
     *,
-    steps: int = 300,
-    lr: float = 5e-3,
-    batch_size: int = 64,
-    momentum: float = 0.9,
-    eata_filter: bool = False,
-    e0_frac: float = 0.4,
-    d_margin: float = 0.05,
-    reset_every: int = 1000,
     reference: Reference = "batch_stats",
     eval_batch: int = 0,
-    seed: int = 0,
+    **em_args: Any,
 ) -> list[FlipStats]:
     """:func:`estimate_flips` for several sets; sets of equal size adapt together (one
     grouped model, each set with its own BN copy and batch stream), the same numbers as one by
@@ -67,8 +64,14 @@ def estimate_flips_many(
 
     ``reference="batch_stats"`` (authors) reads the iteration-0 labels from the configured
     batch-statistics model; ``"running_stats"`` reads them from the source model as deployed,
-    which also counts the flips caused by switching BN statistics.
+    which also counts the flips caused by switching BN statistics. ``em_args`` are
+    :func:`entropy_minimize`'s settings (steps, lr, batch_size, momentum, eata_filter, e0_frac,
+    d_margin, reset_every, seed), with its defaults: one signature holds them, so the flip
+    estimate can never adapt with settings other than the ones EM documents.
     """
+    unknown = set(em_args) - _EM_SETTINGS
+    if unknown:
+        raise TypeError(f"estimate_flips_many: unknown EM settings {sorted(unknown)}")
     if reference not in ("batch_stats", "running_stats"):
         raise ValueError(f"reference: unknown reference {reference!r}")
     tensors = [torch.as_tensor(np.asarray(x, dtype=np.float32)) for x in sets]
@@ -84,9 +87,7 @@ def estimate_flips_many(
             labels0, conf0 = predict(grouped, xs, eval_batch)
         else:
             labels0, conf0 = predict(model.eval(), xs, eval_batch)  # running stats: rows independent
-        entropy_minimize(grouped, xs, steps=steps, lr=lr, batch_size=batch_size, momentum=momentum,
-                         eata_filter=eata_filter, e0_frac=e0_frac, d_margin=d_margin,
-                         reset_every=reset_every, seed=seed)
+        entropy_minimize(grouped, xs, **em_args)
         labels1, _ = predict(grouped, xs, eval_batch)
         for j, i in enumerate(members):
             flip = (labels1[j] != labels0[j]).numpy().astype(float)

@@ -139,13 +139,9 @@ def propagate_tracks(
     return out
 
 
-class MTGCN(nn.Module):
-    """Loading (alpha, s, V), multi-track propagation, acquiring and a linear classifier.
-
-    ``forward(x, adj, alpha)`` takes the affiliation from outside (learned by a
-    :class:`TrackBuilder`, or fixed for the oracle variants) and returns
-    (logits, acquired representation after each layer; only the last one in train mode).
-    """
+class _Propagating(nn.Module):
+    """The layers both variants share (input map W_in, track input map W_v, linear classifier)
+    and the propagation settings: the ablation differs from MTGCN only in how tracks are fed."""
 
     def __init__(self, d_in: int, hidden: int, n_classes: int, layers: int = 16, a: float = 0.9, dropout: float = 0.5) -> None:
         super().__init__()
@@ -153,6 +149,15 @@ class MTGCN(nn.Module):
         self.w_v = nn.Linear(d_in, hidden)
         self.out = nn.Linear(hidden, n_classes)
         self.layers, self.a, self.dropout = layers, a, dropout
+
+
+class MTGCN(_Propagating):
+    """Loading (alpha, s, V), multi-track propagation, acquiring and a linear classifier.
+
+    ``forward(x, adj, alpha)`` takes the affiliation from outside (learned by a
+    :class:`TrackBuilder`, or fixed for the oracle variants) and returns
+    (logits, acquired representation after each layer; only the last one in train mode).
+    """
 
     def track_inputs(self, x: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
         """T_c^(0)[v] = alpha_{v,c} s_v W_v x_v, shape (n, C, hidden)."""
@@ -171,15 +176,8 @@ class MTGCN(nn.Module):
         return self.out(h), acquired
 
 
-class SingleTrack(nn.Module):
+class SingleTrack(_Propagating):
     """The ablation: same X0 residual and L-layer propagation on one track fed with V (no alpha)."""
-
-    def __init__(self, d_in: int, hidden: int, n_classes: int, layers: int = 16, a: float = 0.9, dropout: float = 0.5) -> None:
-        super().__init__()
-        self.w_in = nn.Linear(d_in, hidden)
-        self.w_v = nn.Linear(d_in, hidden)
-        self.out = nn.Linear(hidden, n_classes)
-        self.layers, self.a, self.dropout = layers, a, dropout
 
     def forward(self, x: torch.Tensor, adj: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
         x0 = torch.relu(self.w_in(x))

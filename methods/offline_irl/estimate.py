@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
+from methods.offline_irl.mdp import StepStateActionSized
+
 
 @dataclass(frozen=True)
-class Estimate:
+class Estimate(StepStateActionSized):
     """What the offline data say about the MDP."""
+
+    SIZED_BY: ClassVar[str] = "counts"
 
     counts: np.ndarray  # N_h(s, a), (H, S, A), pooled over D^E and D^b
     P_hat: np.ndarray  # (H, S, A, S); zero rows where N = 0
@@ -20,18 +25,6 @@ class Estimate:
     def covered(self) -> np.ndarray:
         """Ẑ: triples seen at least once in the pooled data."""
         return self.counts > 0
-
-    @property
-    def H(self) -> int:
-        return int(self.counts.shape[0])
-
-    @property
-    def S(self) -> int:
-        return int(self.counts.shape[1])
-
-    @property
-    def A(self) -> int:
-        return int(self.counts.shape[2])
 
 
 def _check_episodes(D: np.ndarray, name: str, S: int, A: int, H: int) -> np.ndarray:

@@ -8,6 +8,7 @@ paper's 1..H.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -16,26 +17,35 @@ BEHAVIOUR_EXPERT_PROB = 0.6
 DIRICHLET_ALPHA = 0.3
 
 
+class StepStateActionSized:
+    """``H``, ``S`` and ``A`` read off the first three axes of the array named ``SIZED_BY``
+    (an MDP's kernel, an estimate's counts): stored nowhere else, they cannot disagree with it."""
+
+    SIZED_BY: ClassVar[str]
+
+    @property
+    def H(self) -> int:
+        return int(getattr(self, self.SIZED_BY).shape[0])
+
+    @property
+    def S(self) -> int:
+        return int(getattr(self, self.SIZED_BY).shape[1])
+
+    @property
+    def A(self) -> int:
+        return int(getattr(self, self.SIZED_BY).shape[2])
+
+
 @dataclass(frozen=True)
-class MDP:
+class MDP(StepStateActionSized):
     """A finite-horizon MDP with a deterministic expert and a behaviour policy."""
+
+    SIZED_BY: ClassVar[str] = "P"
 
     P: np.ndarray  # (H, S, A, S)
     d0: np.ndarray  # (S,)
     pi_E: np.ndarray  # (H, S) int
     pi_b: np.ndarray  # (H, S, A)
-
-    @property
-    def H(self) -> int:
-        return int(self.P.shape[0])
-
-    @property
-    def S(self) -> int:
-        return int(self.P.shape[1])
-
-    @property
-    def A(self) -> int:
-        return int(self.P.shape[2])
 
     def expert_probs(self) -> np.ndarray:
         return one_hot_policy(self.pi_E, self.A)

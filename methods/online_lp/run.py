@@ -16,29 +16,22 @@ from methods.online_lp.simulate import Batch, PassResult, run_pass
 from methods.online_lp.tools import OnlineLpArgs
 from methods.toolspec import seed_list
 
+POLICIES: dict[str, tuple[Any, tuple[str, ...]]] = {
+    # method name -> (policy class with a ``create(horizon, d, **scales)``, the OnlineLpArgs
+    # fields it takes by keyword): one table, so a new method is one row, not a new branch
+    "subgradient": (Subgradient, ("alpha_scale",)),
+    "explore_exploit": (ExploreExploit, ("explore_scale", "learn_scale", "exploit_scale",
+                                         "explore_len_scale")),
+    "concurrent": (Concurrent, ("conc_step_scale", "radius_scale", "learn_scale")),
+}
+
 
 def make_policy(name: str, args: OnlineLpArgs, d: np.ndarray) -> Policy:
     """A fresh policy for the batch's budget rows ``d`` (n, m)."""
-    if name == "subgradient":
-        return Subgradient.create(args.horizon, d, alpha_scale=args.alpha_scale)
-    if name == "explore_exploit":
-        return ExploreExploit.create(
-            args.horizon,
-            d,
-            explore_scale=args.explore_scale,
-            learn_scale=args.learn_scale,
-            exploit_scale=args.exploit_scale,
-            explore_len_scale=args.explore_len_scale,
-        )
-    if name == "concurrent":
-        return Concurrent.create(
-            args.horizon,
-            d,
-            conc_step_scale=args.conc_step_scale,
-            radius_scale=args.radius_scale,
-            learn_scale=args.learn_scale,
-        )
-    raise ValueError(f"methods: unknown method {name!r}")
+    if name not in POLICIES:
+        raise ValueError(f"methods: unknown method {name!r}")
+    cls, fields = POLICIES[name]
+    return cls.create(args.horizon, d, **{f: getattr(args, f) for f in fields})
 
 
 def _learned(policy: Policy) -> np.ndarray | None:

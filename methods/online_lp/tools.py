@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from methods.toolspec import ToolSpec, check_seeds
+from methods.toolspec import ToolSpec, check_seeds, check_unique
 
 MethodName = Literal["subgradient", "explore_exploit", "concurrent"]
 
@@ -78,9 +78,7 @@ class OnlineLpArgs(BaseModel):
     @field_validator("methods")
     @classmethod
     def _unique(cls, v: list[str]) -> list[str]:
-        if len(set(v)) != len(v):
-            raise ValueError("a method is listed twice")
-        return v
+        return check_unique(v, "method")
 
 
 TOOLS = [

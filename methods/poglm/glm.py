@@ -38,14 +38,10 @@ def history(s: torch.Tensor, phi: torch.Tensor | None = None) -> torch.Tensor:
 
 
 def future(s: torch.Tensor, phi: torch.Tensor | None = None) -> torch.Tensor:
-    """Backward filter cbar_t = sum_j phi_j s_{t+j}; depends on s_{>t} only (FB posterior)."""
-    phi = basis() if phi is None else phi
-    T = s.shape[-2]
-    c = torch.zeros_like(s)
-    for j in range(1, len(phi) + 1):
-        if j < T:
-            c[..., : T - j, :] += phi[j - 1] * s[..., j:, :]
-    return c
+    """Backward filter cbar_t = sum_j phi_j s_{t+j}; depends on s_{>t} only (FB posterior).
+
+    The forward filter run on time reversed: the same sum in the same order, so one loop."""
+    return history(s.flip(-2), phi).flip(-2)
 
 
 @dataclass

@@ -74,6 +74,18 @@ def sample_masks(p: float, M: int, d: int, gen: torch.Generator) -> torch.Tensor
 Log = Callable[[int, float], None]
 
 
+def _adam_step(opt: torch.optim.Optimizer, loss: torch.Tensor, step: int, steps: int,
+               history: list[float], log: Log | None) -> None:
+    """One optimiser step, and the loss recorded every 10 steps and at the last one (both
+    trainers report their curve on the same grid, so the tools' histories line up)."""
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if step % 10 == 0 or step == steps - 1:
+        history.append(loss.item())
+        if log is not None:
+            log(step, history[-1])
+
 def train_population(
     B: torch.Tensor, A: torch.Tensor, p: float, steps: int = 300, lr: float = 2e-2,
     masks_per_step: int = 16, seed: int = 0, log: Log | None = None,
@@ -85,13 +97,7 @@ def train_population(
     history = []
     for step in range(steps):
         loss = population_loss(A, B, p, sample_masks(p, masks_per_step, d, gen))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        if step % 10 == 0 or step == steps - 1:
-            history.append(loss.item())
-            if log is not None:
-                log(step, history[-1])
+        _adam_step(opt, loss, step, steps, history, log)
     return B.detach(), A.detach(), history
 
 
@@ -113,11 +119,5 @@ def train_surrogate(
             group["lr"] = lr * 0.5 * (1.0 + math.cos(math.pi * frac))
         X = sample(kind, p, batch_size, d, gen)
         loss = ((X - torch.tanh(beta * X @ B.T) @ A.T) ** 2).sum(dim=1).mean() / d
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        if step % 10 == 0 or step == steps - 1:
-            history.append(loss.item())
-            if log is not None:
-                log(step, history[-1])
+        _adam_step(opt, loss, step, steps, history, log)
     return B.detach(), A.detach(), history

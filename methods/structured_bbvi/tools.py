@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from methods.toolspec import ToolSpec
+from methods.toolspec import ToolSpec, check_unique
 
 GRID_STEP = 0.25
 NAMED_GRIDS = {"authors": (-4.0, -2.75), "wide": (-3.5, -1.5)}
@@ -75,9 +75,7 @@ class BbviArgs(BaseModel):
     @field_validator("families")
     @classmethod
     def _unique(cls, v: list[str]) -> list[str]:
-        if len(set(v)) != len(v):
-            raise ValueError("a family is listed twice")
-        return v
+        return check_unique(v, "family")
 
     def lr_grid(self) -> list[float]:
         """The log10 step sizes to sweep (Adam)."""

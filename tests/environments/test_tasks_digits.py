@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from sklearn.datasets import load_digits
 
 from environments.anchors import load_anchors
@@ -12,24 +11,17 @@ from tests import task_checks as th
 NAME = "digits"
 
 
-@pytest.fixture
-def task(prepared_suite_task):
-    return prepared_suite_task(NAME)
-
-
 def _labels(spec) -> np.ndarray:
     return np.loadtxt(spec.scripts_dir / "test_labels.csv", delimiter=",", skiprows=1)[:, 1]
 
 
-def test_task_loads_with_hparams():
+def test_hparams_are_top_level_assignments_of_train_py():
     spec = th.task_spec(NAME)
-    assert spec.solve == ["train.py"]
     assert spec.baseline is not None and spec.baseline <= 0.85
     assert {h.name for h in spec.hparams} == {"EPOCHS", "LR", "HIDDEN"}
     src = (spec.env_dir / "train.py").read_text()
     for h in spec.hparams:
         assert f"\n{h.name} = " in src, f"{h.name} is not a top-level assignment in train.py"
-    assert spec.is_read_only("train.csv") and spec.is_read_only("test.csv")
 
 
 
@@ -41,16 +33,18 @@ def test_baseline_leaves_headroom_that_the_reference_takes():
     assert spec.baseline <= 0.85 < anchors.reference
 
 
-def test_test_file_has_pixels_and_no_labels(task, tmp_path):
+def test_test_file_has_pixels_and_no_labels(prepared_suite_task, tmp_path):
+    task = prepared_suite_task(NAME)
     ws = th.make_workspace(task, tmp_path / "ws")
     header = (ws / "test.csv").read_text().splitlines()[0].split(",")
     assert header == ["id"] + [f"p{i}" for i in range(64)]
     assert len(_labels(task)) == len((ws / "test.csv").read_text().splitlines()) - 1
 
 
-def test_bundled_copy_does_not_recover_test_labels(task):
+def test_bundled_copy_does_not_recover_test_labels(prepared_suite_task):
     """A 1-nearest-neighbour lookup against scikit-learn's bundled digits: 100% on an
     untransformed copy, near chance on the task's transformed test images."""
+    task = prepared_suite_task(NAME)
     bundled = load_digits()
     x_bundled, y_bundled = bundled.data, bundled.target
 
@@ -66,7 +60,8 @@ def test_bundled_copy_does_not_recover_test_labels(task):
     assert recovered < 0.25, f"the bundled copy still recovers {recovered:.0%} of test labels"
 
 
-def test_eval_rejects_a_missing_submission(task, tmp_path):
+def test_eval_rejects_a_missing_submission(prepared_suite_task, tmp_path):
+    task = prepared_suite_task(NAME)
     ws = th.make_workspace(task, tmp_path / "ws")
     result = th.score(task, ws)
     assert result.value is None and result.failure == "no_submission"

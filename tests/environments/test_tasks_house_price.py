@@ -4,26 +4,13 @@ from __future__ import annotations
 
 import csv
 
-import pytest
-
 from tests import task_checks as th
 
 NAME = "house-price"
 
 
-@pytest.fixture
-def task(prepared_suite_task):
-    return prepared_suite_task(NAME)
-
-
-def test_task_loads():
-    spec = th.task_spec(NAME)
-    assert spec.direction == "lower" and spec.metric == "mae"
-    assert spec.solve == ["train.py"]
-    assert spec.is_read_only("train.csv") and spec.is_read_only("test.csv")
-
-
-def test_data_has_categories_and_missing_values(task):
+def test_data_has_categories_and_missing_values(prepared_suite_task):
+    task = prepared_suite_task(NAME)
     with (task.env_dir / "train.csv").open() as fh:
         rows = list(csv.DictReader(fh))
     assert len({r["Neighborhood"] for r in rows}) >= 10
@@ -34,6 +21,7 @@ def test_data_has_categories_and_missing_values(task):
     assert "SalePrice" not in header
 
 
-def test_eval_rejects_a_missing_submission(task, tmp_path):
+def test_eval_rejects_a_missing_submission(prepared_suite_task, tmp_path):
+    task = prepared_suite_task(NAME)
     result = th.score(task, th.make_workspace(task, tmp_path / "ws"))
     assert result.value is None and result.failure == "no_submission"

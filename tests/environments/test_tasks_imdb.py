@@ -4,16 +4,9 @@ from __future__ import annotations
 
 import csv
 
-import pytest
-
 from tests import task_checks as th
 
 NAME = "imdb"
-
-
-@pytest.fixture
-def task(prepared_suite_task):
-    return prepared_suite_task(NAME)
 
 
 def _rows(path):
@@ -21,21 +14,18 @@ def _rows(path):
         return list(csv.DictReader(fh))
 
 
-def test_task_loads():
-    spec = th.task_spec(NAME)
-    assert spec.metric == "accuracy" and spec.solve == ["train.py"]
-
-
 def test_baseline_leaves_clear_headroom():
     """The bag-of-words baseline (held to this value by the suite's check-task)."""
     assert th.task_spec(NAME).baseline < 0.8
 
 
-def test_test_file_has_no_labels(task):
+def test_test_file_has_no_labels(prepared_suite_task):
+    task = prepared_suite_task(NAME)
     assert list(_rows(task.env_dir / "test.csv")[0]) == ["id", "text"]
 
 
-def test_corpus_has_negation_contrast_and_both_classes(task):
+def test_corpus_has_negation_contrast_and_both_classes(prepared_suite_task):
+    task = prepared_suite_task(NAME)
     rows = _rows(task.env_dir / "train.csv")
     texts = [r["text"] for r in rows]
     assert sum(" not " in t or " never " in t for t in texts) > len(texts) / 4

@@ -3,25 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
-
-from tests import task_checks as th
 
 NAME = "ogbn-arxiv"
 
 
-@pytest.fixture
-def task(prepared_suite_task):
-    return prepared_suite_task(NAME)
-
-
-def test_task_loads():
-    spec = th.task_spec(NAME)
-    assert spec.metric == "accuracy" and spec.solve == ["train.py"]
-    assert spec.is_read_only("graph.npz")
-
-
-def test_graph_is_homophilous_and_time_split(task):
+def test_graph_is_homophilous_and_time_split(prepared_suite_task):
+    task = prepared_suite_task(NAME)
     data = np.load(task.env_dir / "graph.npz")
     labels, edges, year = data["labels"], data["edges"], data["year"]
     known = (labels[edges[:, 0]] >= 0) & (labels[edges[:, 1]] >= 0)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 
 import pytest
 
@@ -12,31 +11,20 @@ from tests import task_checks as th
 NAME = "parkinsons"
 
 
-@pytest.fixture
-def task(prepared_suite_task):
-    return prepared_suite_task(NAME)
-
-
 def _rows(path):
     with path.open(newline="") as fh:
         return list(csv.DictReader(fh))
 
 
-def test_task_loads():
-    spec = th.task_spec(NAME)
-    assert spec.metric == "smape" and spec.direction == "lower"
-
-
 def test_smape_convention():
-    spec = importlib.util.spec_from_file_location("pk_eval", th.task_spec(NAME).eval_path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = th.load_eval(th.task_spec(NAME))
     assert module.smape([0.0, 5.0], [0.0, 5.0]) == 0.0
     assert module.smape([1.0], [0.0]) == 200.0
     assert module.smape([3.0], [1.0]) == pytest.approx(100.0)
 
 
-def test_test_patients_are_seen_only_up_to_month_12(task, tmp_path):
+def test_test_patients_are_seen_only_up_to_month_12(prepared_suite_task, tmp_path):
+    task = prepared_suite_task(NAME)
     ws = th.make_workspace(task, tmp_path / "ws")
     months = {int(r["visit_month"]) for r in _rows(ws / "test_clinical.csv")}
     assert months == {0, 6, 12}

@@ -5,16 +5,9 @@ from __future__ import annotations
 import csv
 from collections import Counter
 
-import pytest
-
 from tests import task_checks as th
 
 NAME = "spaceship-titanic"
-
-
-@pytest.fixture
-def task(prepared_suite_task):
-    return prepared_suite_task(NAME)
 
 
 def _rows(path):
@@ -22,13 +15,8 @@ def _rows(path):
         return list(csv.DictReader(fh))
 
 
-def test_task_loads():
-    spec = th.task_spec(NAME)
-    assert spec.metric == "accuracy" and spec.direction == "higher"
-    assert spec.solve == ["train.py"]
-
-
-def test_split_is_by_travel_group(task):
+def test_split_is_by_travel_group(prepared_suite_task):
+    task = prepared_suite_task(NAME)
     train = _rows(task.env_dir / "train.csv")
     test = _rows(task.env_dir / "test.csv")
     train_groups = {r["PassengerId"].split("_")[0] for r in train}
@@ -39,11 +27,13 @@ def test_split_is_by_travel_group(task):
     assert sum(n > 1 for n in sizes.values()) > len(sizes) / 4
 
 
-def test_test_file_has_no_labels(task):
+def test_test_file_has_no_labels(prepared_suite_task):
+    task = prepared_suite_task(NAME)
     assert "Transported" not in _rows(task.env_dir / "test.csv")[0]
 
 
-def test_eval_rejects_bad_labels(task, tmp_path):
+def test_eval_rejects_bad_labels(prepared_suite_task, tmp_path):
+    task = prepared_suite_task(NAME)
     ws = th.make_workspace(task, tmp_path / "ws")
     ids = [r["PassengerId"] for r in _rows(ws / "test.csv")]
     (ws / "submission.csv").write_text(

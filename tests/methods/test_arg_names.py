@@ -43,3 +43,20 @@ def test_the_checker_catches_each_kind_of_breach():
     assert "a.seed: types ['string']" in found
     assert "a.data_seed: a *_seed is an integer" in found
     assert "b.out: types ['array', 'null']" in found
+
+
+@pytest.mark.parametrize(("model", "field", "value", "what"), [
+    ("methods.online_lp.tools:OnlineLpArgs", "methods", "subgradient", "method"),
+    ("methods.structured_bbvi.tools:BbviArgs", "families", "meanfield", "family"),
+])
+def test_a_choice_listed_twice_is_refused_in_the_shared_words(model, field, value, what):
+    """``toolspec.check_unique`` words the refusal the same in every tool that takes a list."""
+    import importlib
+
+    from pydantic import ValidationError
+
+    module, _, name = model.partition(":")
+    cls = getattr(importlib.import_module(module), name)
+    assert getattr(cls(**{field: [value]}), field) == [value]
+    with pytest.raises(ValidationError, match=f"a {what} is listed twice"):
+        cls(**{field: [value, value]})

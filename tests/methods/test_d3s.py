@@ -26,15 +26,12 @@ from methods.d3s import (
 from methods.d3s.distill import distill
 from methods.d3s.tools import DistillArgs
 from tests import task_checks as th
-from tests.methods.tool_run import tool_process
+from tests.methods.tool_run import ROOT, tool_process
 
-ROOT = Path(__file__).resolve().parents[2]
 STUDENTS = [1, 2, 3]
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    torch.set_num_threads(1)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")

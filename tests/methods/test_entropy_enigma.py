@@ -29,9 +29,8 @@ from methods.entropy_enigma import (
 from methods.entropy_enigma.flips import AUTHORS_U_LIN, AUTHORS_U_QUAD, AUTHORS_W_QUAD
 from methods.entropy_enigma.suite import builtin_shift_sets, flip_table, loco_summary
 from tests import task_checks as th
-from tests.methods.tool_run import tool_process
+from tests.methods.tool_run import ROOT, tool_process
 
-ROOT = Path(__file__).resolve().parents[2]
 torch.set_num_threads(1)
 
 
@@ -234,3 +233,12 @@ def test_task_loco_mae_of_a_perfect_feature_is_zero():
     accs = np.linspace(0.2, 0.9, 12)
     kinds = [k for k in "abc" for _ in range(4)]
     assert ev.loco_mae(accs[:, None] * 2 + 1, accs, kinds) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_flip_estimates_take_exactly_the_em_settings():
+    """``estimate_flips_many`` passes EM's settings on to ``entropy_minimize``: a misspelt one is
+    refused before any work, not silently ignored."""
+    model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.BatchNorm1d(2))
+    with pytest.raises(TypeError, match="stepz"):
+        estimate_flips_many(model, [], stepz=3)
+    assert estimate_flips_many(model, [], steps=3, seed=1) == []

@@ -21,14 +21,9 @@ from methods.ln_net.construction import E, ln_exact
 from methods.ln_net.run import ln_capacity, ln_construct
 from methods.ln_net.tools import LNCapacityArgs, LNConstructArgs
 from tests import task_checks as th
-from tests.methods.tool_run import tool_process
+from tests.methods.tool_run import ROOT, tool_process
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    torch.set_num_threads(1)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _circle(c):

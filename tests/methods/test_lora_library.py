@@ -21,9 +21,8 @@ from methods.lora_library import (
     mbc_cluster,
     routed_forward,
 )
-from tests.methods.tool_run import tool_process
+from tests.methods.tool_run import ROOT, tool_process
 
-ROOT = Path(__file__).resolve().parents[2]
 torch.set_num_threads(1)
 
 

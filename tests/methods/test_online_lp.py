@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,9 +23,8 @@ from methods.online_lp import (
 from methods.online_lp.run import run_tool
 from methods.online_lp.tools import OnlineLpArgs
 from tests import task_checks as th
-from tests.methods.tool_run import tool_process
+from tests.methods.tool_run import ROOT, tool_process
 
-ROOT = Path(__file__).resolve().parents[2]
 METHODS = ["subgradient", "explore_exploit", "concurrent"]
 
 

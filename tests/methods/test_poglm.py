@@ -25,15 +25,12 @@ from methods.poglm.inference import evaluate, fit, grad_relative_variance, weigh
 from methods.poglm.posterior import Posterior
 from methods.poglm.relax import concrete_log_density, log_pi, sample_log_y, soft_count
 from tests import task_checks as th
-from tests.methods.tool_run import tool_process
+from tests.methods.tool_run import ROOT, tool_process
 
-ROOT = Path(__file__).resolve().parents[2]
 V, H = 3, 2
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    torch.set_num_threads(1)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.mark.parametrize("seed", [0, 1])

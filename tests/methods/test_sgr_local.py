@@ -23,9 +23,7 @@ from methods.sgr_local.run import local_learning_train
 from methods.sgr_local.tools import LocalLearningTrainArgs
 from methods.sgr_local.training import local_step
 from tests import task_checks as th
-from tests.methods.tool_run import tool_process
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.methods.tool_run import ROOT, tool_process
 
 
 def _report(**kw) -> dict:

@@ -28,9 +28,7 @@ from tests.methods.tool_run import tool_process
 GAUSS = 1.0 - 2.0 / math.pi
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    torch.set_num_threads(1)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _report(tmp_path: Path, **kw) -> dict:

@@ -42,9 +42,8 @@ from methods.sparse_pgd.streams import SampleStreams
 from methods.sparse_pgd.tools import AttackArgs
 from methods.sparse_pgd.training import adversarial_train
 from tests import task_checks as th
-from tests.methods.tool_run import tool_process
+from tests.methods.tool_run import ROOT, tool_process
 
-ROOT = Path(__file__).resolve().parents[2]
 RS_QUERIES = 300  # the spec's table uses 300 queries for stand-alone Sparse-RS
 
 

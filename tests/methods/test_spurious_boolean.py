@@ -25,14 +25,9 @@ from methods.spurious_boolean.run import run_tool
 from methods.spurious_boolean.tools import SpuriousArgs
 from methods.spurious_boolean.train import RunConfig
 from tests import task_checks as th
-from tests.methods.tool_run import tool_process
+from tests.methods.tool_run import ROOT, tool_process
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    torch.set_num_threads(1)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 # --- the sampler ----------------------------------------------------------------------------

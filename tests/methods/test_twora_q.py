@@ -22,9 +22,8 @@ from methods.twora_q import (
 )
 from methods.twora_q.experiment import streams
 from tests import task_checks as th
-from tests.methods.tool_run import tool_process
+from tests.methods.tool_run import ROOT, tool_process
 
-ROOT = Path(__file__).resolve().parents[2]
 STEPS, RUNS = 100_000, 20
 
 

@@ -7,39 +7,17 @@ non-finite prices raise ``ValueError``.
 
 from __future__ import annotations
 
-import csv
-import math
 import sys
 from pathlib import Path
+
+from methods._mlab import as_id, finite_float, read_scored
 
 ANSWERS = Path(__file__).resolve().parent / "answers.csv"
 
 
-def _read(path: Path) -> dict[str, float]:
-    if not path.exists():
-        raise FileNotFoundError(f"{path.name} not found; run train.py to write it")
-    with path.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        if reader.fieldnames is None or not {"Id", "SalePrice"} <= set(reader.fieldnames):
-            raise ValueError(f"{path.name} must have the columns Id,SalePrice")
-        out = {}
-        for row in reader:
-            try:
-                price = float(row["SalePrice"])
-            except (TypeError, ValueError) as err:
-                raise ValueError(f"{path.name}: unreadable price for Id {row['Id']}") from err
-            if not math.isfinite(price):
-                raise ValueError(f"{path.name}: non-finite price for Id {row['Id']}")
-            out[str(int(float(row["Id"])))] = price
-        return out
-
-
 def get_score(submission_folder: str = ".") -> float:
-    truth = _read(ANSWERS)
-    predicted = _read(Path(submission_folder) / "submission.csv")
-    missing = set(truth) - set(predicted)
-    if missing:
-        raise ValueError(f"submission.csv lacks predictions for {len(missing)} test ids")
+    truth, predicted = read_scored(ANSWERS, submission_folder, "Id", "SalePrice", finite_float,
+                                   as_id, "test ids")
     return sum(abs(predicted[i] - y) for i, y in truth.items()) / len(truth)
 
 

@@ -6,33 +6,17 @@ malformed one or one lacking test papers ``ValueError``.
 
 from __future__ import annotations
 
-import csv
 import sys
 from pathlib import Path
+
+from methods._mlab import accuracy, as_int, read_scored
 
 ANSWERS = Path(__file__).resolve().parent / "answers.csv"
 
 
-def _read(path: Path) -> dict[int, int]:
-    if not path.exists():
-        raise FileNotFoundError(f"{path.name} not found; run train.py to write it")
-    with path.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        if not {"node", "label"} <= set(reader.fieldnames or []):
-            raise ValueError(f"{path.name} must have the columns node,label")
-        try:
-            return {int(float(r["node"])): int(float(r["label"])) for r in reader}
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"{path.name}: unreadable row ({err})") from err
-
-
 def get_score(submission_folder: str = ".") -> float:
-    truth = _read(ANSWERS)
-    predicted = _read(Path(submission_folder) / "submission.csv")
-    missing = set(truth) - set(predicted)
-    if missing:
-        raise ValueError(f"submission.csv lacks predictions for {len(missing)} test papers")
-    return sum(predicted[v] == c for v, c in truth.items()) / len(truth)
+    return accuracy(*read_scored(ANSWERS, submission_folder, "node", "label", as_int, as_int,
+                                 "test papers"))
 
 
 if __name__ == "__main__":

@@ -9,32 +9,12 @@ raises ``FileNotFoundError``; a malformed or incomplete one ``ValueError``.
 
 from __future__ import annotations
 
-import csv
-import math
 import sys
 from pathlib import Path
 
+from methods._mlab import as_key, finite_float, read_scored
+
 ANSWERS = Path(__file__).resolve().parent / "answers.csv"
-
-
-def _read(path: Path) -> dict[str, float]:
-    if not path.exists():
-        raise FileNotFoundError(f"{path.name} not found; run train.py to write it")
-    with path.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        if not {"prediction_id", "rating"} <= set(reader.fieldnames or []):
-            raise ValueError(f"{path.name} must have the columns prediction_id,rating")
-        out = {}
-        for row in reader:
-            try:
-                value = float(row["rating"])
-            except (TypeError, ValueError) as err:
-                raise ValueError(f"{path.name}: unreadable rating for {row['prediction_id']}") \
-                    from err
-            if not math.isfinite(value):
-                raise ValueError(f"{path.name}: non-finite rating for {row['prediction_id']}")
-            out[row["prediction_id"].strip()] = value
-        return out
 
 
 def smape(forecast: list[float], actual: list[float]) -> float:
@@ -46,12 +26,8 @@ def smape(forecast: list[float], actual: list[float]) -> float:
 
 
 def get_score(submission_folder: str = ".") -> float:
-    truth = _read(ANSWERS)
-    predicted = _read(Path(submission_folder) / "submission.csv")
-    missing = set(truth) - set(predicted)
-    if missing:
-        raise ValueError(f"submission.csv lacks {len(missing)} of the forecasts, e.g. "
-                         f"{sorted(missing)[0]}")
+    truth, predicted = read_scored(ANSWERS, submission_folder, "prediction_id", "rating",
+                                   finite_float, as_key, "forecasts")
     keys = sorted(truth)
     return smape([predicted[k] for k in keys], [truth[k] for k in keys])
 
