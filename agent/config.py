@@ -1,6 +1,6 @@
 """What an actor is, and the options that set it: one typed home for a run's configuration.
 
-:class:`ActorConfig` (kind, models, mode, context settings, observation cap, seed, replay file)
+:class:`ActorConfig` (kind, models, mode, context settings, tree settings, observation cap, seed, replay file)
 and :class:`~environments.runs.Budgets` are the whole of what a run is started with. They are
 stored typed in ``run.json`` (``config``, ``limits``), ``BatchSpec`` holds them, and
 :func:`agent.factory.make_actor` takes an ``ActorConfig``. Resuming a run is
@@ -9,7 +9,8 @@ stored typed in ``run.json`` (``config``, ``limits``), ``BatchSpec`` holds them,
 ``ActorConfig`` extends ``environments.runs.ActorSpec`` (kind, model, seed: what every run
 records) so that ``RunMeta`` can hold it typed without ``environments/`` importing ``agent/``.
 
-:data:`OPTIONS` is every field of both models (``ContextSettings`` flattened into them) as one
+:data:`OPTIONS` is every field of both models (``ContextSettings`` and ``TreeSettings``, the
+tree agent's, flattened into them) as one
 :class:`Option`: its flag, its help (the field's description), its type and its default, all read
 from the models. The CLI's flags (``tui/cli/run.py``) and the TUI's setup form
 (``tui/screens/agent_setup.py``) are generated from it, so adding a field to a model adds both;
@@ -27,12 +28,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent.context import ContextSettings
+from agent.tree.settings import TreeSettings
 from environments.observation import DEFAULT_OBSERVATION_CAP
 from environments.runs import ActorSpec, Budgets, RunMeta
 
 __all__ = ["OPTIONS", "ActorConfig", "Budgets", "Option", "OptionError", "build", "options"]
 
-Kind = Literal["research", "baseline", "langchain", "replay", "human"]
+Kind = Literal["research", "tree", "baseline", "langchain", "replay", "human"]
 
 
 class ActorConfig(ActorSpec):
@@ -40,7 +42,7 @@ class ActorConfig(ActorSpec):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Kind | None = Field(None, description="research | baseline | langchain | replay "
+    kind: Kind | None = Field(None, description="research | tree | baseline | langchain | replay "
                               "(default: research when a provider key is set, else baseline)")
     fast_model: str | None = Field(None, description="summaries, Understand File, Reflection "
                                    "(default: the provider's cheap model)")
@@ -48,6 +50,7 @@ class ActorConfig(ActorSpec):
     mode: Literal["react", "tools"] = Field("react", description="react (text format) | tools "
                                             "(native tool calls)")
     context: ContextSettings = Field(default_factory=ContextSettings)
+    tree: TreeSettings = Field(default_factory=TreeSettings)
     observation_cap: int = Field(DEFAULT_OBSERVATION_CAP, ge=100, description=(
         "characters of an observation the actor is shown (head and tail kept; the trace keeps it whole)"))
     actions: str | None = Field(None, description="JSONL actions for --agent replay")
@@ -74,7 +77,7 @@ class Option:
     default: Any
     help: str
     choices: tuple[str, ...] = ()
-    group: str = "actor"  # actor | context | budgets
+    group: str = "actor"  # actor | context | tree | budgets
 
     @property
     def flags(self) -> tuple[str, ...]:
@@ -102,7 +105,9 @@ def _fields(model: type[BaseModel], path: tuple[str, ...], group: str) -> list[O
     out = []
     for name, field in model.model_fields.items():
         if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
-            out += _fields(field.annotation, (*path, name), name)
+            # a settings model is a group of its own (context, tree); a model inside one
+            # (the tree's policy) stays in its group
+            out += _fields(field.annotation, (*path, name), name if len(path) == 1 else group)
             continue
         kind, choices = _scalar(field.annotation)
         default = None if field.default_factory is not None else field.default

@@ -2,6 +2,7 @@
 
 With no agent and no model: the research agent on a default model when a provider key is set,
 else the no-LLM baseline (``baseline/hparam``), so ``labcoat run TASK`` works offline.
+``--agent tree`` is the solution-tree search (:mod:`agent.tree`) on the main model alone.
 Every configuration error (unknown agent, bad model string, missing key) is raised here,
 before the run starts.
 """
@@ -16,7 +17,7 @@ from agent.actor import Actor
 from agent.config import ActorConfig
 from agent.replay import ReplayActor
 
-AGENTS = ("research", "baseline", "langchain", "replay")
+AGENTS = ("research", "tree", "baseline", "langchain", "replay")
 DEFAULTS = {  # provider key -> (model, fast model)
     "ANTHROPIC_API_KEY": ("anthropic/claude-sonnet-4-5", "anthropic/claude-haiku-4-5"),
     "OPENAI_API_KEY": ("openai/gpt-4o", "openai/gpt-4o-mini"),
@@ -41,7 +42,7 @@ def resolve_choice(agent: str | None, model: str | None, actions: Path | str | N
     """(agent, model) after defaults: what run.json records."""
     if agent is None and actions is not None:
         return "replay", None
-    if agent in (None, "research", "baseline") and model is None:
+    if agent in (None, "research", "tree", "baseline") and model is None:
         model = "baseline/hparam" if agent == "baseline" else default_model()[0]
     if agent is None:
         agent = "baseline" if model.startswith("baseline/") else "research"
@@ -63,12 +64,18 @@ SEEDED = ("openai", "llamacpp", "scripted")
 def seeded(model: str, seed: int) -> str:
     """The model string with the run's seed as its ``seed`` option, where the provider takes
     one and the string does not set it already."""
+    return with_default(model, "seed", seed, SEEDED)
+
+
+def with_default(model: str, option: str, value: object, providers: tuple[str, ...]) -> str:
+    """``model`` with ``option=value`` added when its provider is one of ``providers`` and the
+    string does not set that option itself (what a person wrote always wins)."""
     from urllib.parse import parse_qsl
 
     provider, _, rest = model.partition("/")
-    if provider not in SEEDED or "seed" in dict(parse_qsl(rest.partition("?")[2])):
+    if provider not in providers or option in dict(parse_qsl(rest.partition("?")[2])):
         return model
-    return f"{model}{'&' if '?' in model else '?'}seed={seed}"
+    return f"{model}{'&' if '?' in model else '?'}{option}={value}"
 
 
 def make_actor(config: ActorConfig | str | None = None, **fields: Any) -> Actor:
@@ -119,7 +126,12 @@ def make_actor(config: ActorConfig | str | None = None, **fields: Any) -> Actor:
                 raise AgentConfigError("--agent langchain needs --model langchain/<module:Class>?...")
             return LangChainAgent(main)
         if model.startswith("baseline/"):
-            raise AgentConfigError(f"{model} is the no-LLM agent; use it without --agent research")
+            raise AgentConfigError(f"{model} is the no-LLM agent; use it without --agent {agent}")
+        if agent == "tree":
+            from agent.tree.agent import TreeAgent
+
+            main = make_model(seeded(whole_scripts(model), config.seed))
+            return TreeAgent(main, config.tree, format_retries=config.context.format_retries)
         from agent.research import ResearchAgent
 
         shared: dict = {}
@@ -129,6 +141,18 @@ def make_actor(config: ActorConfig | str | None = None, **fields: Any) -> Actor:
         return ResearchAgent(main, fast, edit, mode=config.mode, settings=config.context)
     except ModelConfigError as err:
         raise AgentConfigError(str(err)) from err
+
+
+#: the tree agent's reply is a whole solve script: the local model's default reply length (768
+#: tokens, sized for one ReAct step) cuts a script off, so its nodes ask for this many
+TREE_MAX_TOKENS = 1400
+
+
+def whole_scripts(model: str) -> str:
+    """``model`` with room for a whole script in one reply: the llama.cpp model gets
+    ``max_tokens=TREE_MAX_TOKENS`` unless its string sets ``max_tokens`` (other providers'
+    defaults already hold a script)."""
+    return with_default(model, "max_tokens", TREE_MAX_TOKENS, ("llamacpp",))
 
 
 def default_fast(model: str) -> str:

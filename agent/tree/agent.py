@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Generator, Sequence
 
-from pydantic import BaseModel, Field
-
 from agent.actor import ActorError, Proposal
 from agent.calllog import Meter
 from agent.context import budget_line
@@ -23,7 +21,8 @@ from agent.models import Model, ModelError
 from agent.tree import prompts
 from agent.tree.nodes import Journal, Node
 from agent.tree.outcome import Cost, fits, settle, used
-from agent.tree.policy import GreedyPolicy, Operation, PolicySettings
+from agent.tree.policy import GreedyPolicy, Operation
+from agent.tree.settings import TreeSettings
 from environments.actions import ActionSpec
 from environments.environment import Environment
 from environments.observation import Observation
@@ -34,18 +33,14 @@ WRITE, EXECUTE, FINAL = "Write File", "Execute Script", "Final Answer"
 STARTING = 0  # the node id ``current`` takes while the workspace holds the starting script
 
 
-class TreeSettings(BaseModel):
-    policy: PolicySettings = Field(default_factory=PolicySettings)
-    format_retries: int = Field(2, ge=0, description="re-asks of a reply with no script in it")
-    use_validation: bool = Field(True, description="score nodes with Validate Submission when offered")
-
-
 class TreeAgent:
     kind = "agent"
 
-    def __init__(self, model: Model, settings: TreeSettings | None = None) -> None:
+    def __init__(self, model: Model, settings: TreeSettings | None = None, *,
+                 format_retries: int = 2) -> None:
         self.model = model
         self.settings = settings or TreeSettings()
+        self.format_retries = format_retries  # re-asks of a reply with no script in it
         self.journal = Journal()
         self.meter = Meter(None)
         self.last: Observation | None = None
@@ -92,7 +87,7 @@ class TreeAgent:
         yield from self.finish(env)
 
     def validating(self, env: Environment) -> bool:
-        return (self.settings.use_validation and VALIDATE in env.actions
+        return (not self.settings.skip_validation and VALIDATE in env.actions
                 and validations_used(env) < env.task.validation_budget)
 
     def node_estimate(self, env: Environment) -> Cost:
@@ -100,12 +95,13 @@ class TreeAgent:
         return self.costliest.most(Cost(steps=3 if self.validating(env) else 2))
 
     def closing_cost(self, env: Environment) -> Cost:
-        """Restoring the best node (write + run) and the Final Answer; just the answer when the
-        workspace already holds the best node's script and outputs."""
+        """The closing steps after one more node, at their worst: that node's script is then in
+        the workspace, and unless it turns out the best, the best one (or, with none, the
+        starting script) is written back and re-run before the Final Answer. Counting only what
+        today's workspace would need let a node that did not beat the best push the restore
+        past the budget."""
         best = self.journal.best()
-        if (best.id if best is not None else STARTING) == self.current:
-            return Cost(steps=1)
-        return Cost(steps=3, seconds=best.seconds if best else 0.0)
+        return Cost(steps=3, seconds=best.seconds if best is not None else self.costliest.seconds)
 
     def grow(self, env: Environment, op: Operation) -> Generator[Proposal, None, None]:
         before = used(env.run.meta) if env.run else Cost()
@@ -140,7 +136,7 @@ class TreeAgent:
     def ask(self, env: Environment, op: Operation, parent: Node | None) -> tuple[str, str]:
         """One model call for the node's script (re-asked only when a reply holds no script)."""
         messages = self.messages(env, op, parent)
-        for _ in range(self.settings.format_retries + 1):
+        for _ in range(self.format_retries + 1):
             try:
                 reply = self.meter.call(self.model, messages, role=f"tree-{op.kind}")
             except ModelError as err:
@@ -150,7 +146,7 @@ class TreeAgent:
             except prompts.NoCode:
                 messages = [*messages, {"role": "assistant", "content": reply.text},
                             {"role": "user", "content": prompts.NO_CODE}]
-        raise ActorError(f"the model gave {self.settings.format_retries + 1} replies without a "
+        raise ActorError(f"the model gave {self.format_retries + 1} replies without a "
                          "script in a row")
 
     def messages(self, env: Environment, op: Operation, parent: Node | None) -> list[dict[str, str]]:

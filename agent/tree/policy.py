@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import random
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.tree.nodes import Journal, NodeKind
 
 
 class PolicySettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     num_drafts: int = Field(5, ge=1, description="drafts written before any debug or improvement")
     debug_prob: float = Field(0.5, ge=0.0, le=1.0, description="chance of debugging when a buggy leaf can be")
     max_debug_depth: int = Field(3, ge=0, description="debug nodes in a row a line of fixes may reach")

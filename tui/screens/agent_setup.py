@@ -3,7 +3,8 @@
 The form is generated from ``agent.config.OPTIONS``, the same descriptions the CLI's flags are
 made of: one row per field of ``ActorConfig`` and ``Budgets`` (a Select where the field takes a
 fixed set of values, else an Input), grouped as the flags' help is, the agent's context
-settings folded away. Blank means "the default" (the task's, for budgets), as an unset flag does.
+settings and the tree agent's folded away. Blank means "the default" (the task's, for budgets),
+as an unset flag does.
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ from textual.widgets import Button, Collapsible, Input, Label, Select, Static, S
 
 from agent.config import ActorConfig, Budgets, Option, build, options
 
-GROUPS = {"actor": "Actor", "context": "Agent context", "budgets": "Budgets (blank: the task's)"}
+GROUPS = {"actor": "Actor", "context": "Agent context", "tree": "Tree agent (agent: tree)",
+          "budgets": "Budgets (blank: the task's)"}
+#: groups folded away at first: settings of one agent or of its context, rarely changed
+FOLDED = {"context", "tree"}
 #: not an agent the form can start (the person drives human runs from the Tasks screen)
 NOT_OFFERED = {"human"}
 
@@ -49,7 +53,8 @@ class AgentSetupScreen(ModalScreen):
 Start an agent on the task: a model string as `labcoat run --model` takes it (openai/…,
 anthropic/…, scripted/FILE, baseline/hparam for the no-LLM agent), every other option of
 `labcoat run` (blank: its default; budgets blank: the task's), and whether to confirm each
-action before it runs. Enter in any field starts.
+action before it runs. Agent `tree` is the solution-tree search (its settings under "Tree
+agent"); blank chooses research. Enter in any field starts.
 """
     BINDINGS = [("escape", "app.pop_screen", "Cancel")]
     DEFAULT_CSS = """
@@ -70,7 +75,7 @@ action before it runs. Enter in any field starts.
             yield Static(Content.styled(f"Agent run on {self.task_ref}", "bold"))
             with VerticalScroll(id="setup-fields"):
                 for group, title in GROUPS.items():
-                    with Collapsible(title=title, collapsed=group == "context"):
+                    with Collapsible(title=title, collapsed=group in FOLDED):
                         for o in self.options:
                             if o.group == group:
                                 with Horizontal(classes="setup-row"):

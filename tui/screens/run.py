@@ -1,6 +1,9 @@
-"""The Run screen: step list, step detail, workspace and diff; live for human and agent runs."""
+"""The Run screen: step list, step detail, workspace and diff (and a tree run's solution tree);
+live for human and agent runs."""
 
 from __future__ import annotations
+
+import json
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -18,7 +21,9 @@ from textual.widgets import (
 )
 from textual.widgets.option_list import Option
 
+from agent.tree.view import has_tree, node_of
 from environments.runs import RunDir, Step
+from environments.task import TaskError, load_task
 from tui.messages import (
     ActionFailed,
     ProposalPending,
@@ -35,6 +40,7 @@ from tui.widgets.run_summary import RunSummary
 from tui.widgets.status_line import StatusLine
 from tui.widgets.step_detail import StepDetail
 from tui.widgets.step_list import StepList, StepRow
+from tui.widgets.tree_view import TreeView
 from tui.widgets.workspace import DiffView, WorkspaceView
 
 #: actions an agent's model performs (agent/llm_actions.py); a person's run has none
@@ -54,6 +60,8 @@ class RunScreen(Screen):
 One run: its steps on the left, the selected step in the middle (reasoning, action,
 observation; click a header or press `f` to fold), and on the right the workspace at that
 step, the step's diff, and the run's score (why it ended, its score, the per-step curve).
+A tree run (`--agent tree`) also has a Tree tab: every node with its parent, metric and
+status; select one to read its script, `d` to see its diff against its parent.
 In a terminal under 120 columns `w` swaps the step for the files and back.
 
 **By hand:** choose an action in the list (Enter), fill the form (prefilled), Enter or
@@ -92,6 +100,7 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
         self.steps: list[Step] = []
         self.current = 0
         self.follow = True
+        self.tree_tab = False  # whether the Tree tab was added (a tree run's)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -124,6 +133,8 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
         self.title = f"labcoat · {self.run.meta.run_id}"
         self.steps = self.run.steps()
         self.query_one("#steps", StepList).add_rows([self._row(s) for s in self.steps])
+        if has_tree(self.steps):
+            self._add_tree_tab()
         self._refresh_status()
         self._show_summary()
         self.select(len(self.steps))
@@ -188,14 +199,27 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
         """
         step = self._step_at(self.current)
         changed = step.changed if step else []
-        if self.query_one("#side", TabbedContent).active == "tab-diff":
+        active = self.query_one("#side", TabbedContent).active
+        if active == "tab-diff":
             self.query_one("#diff", DiffView).show(self.run, self.current, changed)
+        elif active == "tab-tree":
+            self.query_one("#tree-view", TreeView).show(self.steps, node_of(step))
         else:
             self.query_one("#workspace", WorkspaceView).show(self.current, changed)
 
     @on(TabbedContent.TabActivated, "#side")
     def _side_tab_activated(self) -> None:
         self._show_side()
+
+    def _add_tree_tab(self) -> None:
+        """The Tree tab, added once: at mount for a tree run, or when a live run's first
+        tagged step arrives (the screen cannot know the actor's kind from the trace before)."""
+        if self.tree_tab:
+            return
+        self.tree_tab = True
+        metric, higher = task_metric(self.run)
+        view = TreeView(self.run, metric, higher, id="tree-view")
+        self.query_one("#side", TabbedContent).add_pane(TabPane("Tree", view, id="tab-tree"))
 
     @on(StepList.Highlighted, "#steps")
     def _row_highlighted(self, event: StepList.Highlighted) -> None:
@@ -239,6 +263,8 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
     def add_step(self, step: Step) -> None:
         self.steps.append(step)
         self.query_one("#steps", StepList).add_row(self._row(step))
+        if not self.tree_tab and has_tree([step]):
+            self._add_tree_tab()
         self._refresh_status()
         if self.follow:
             self.select(len(self.steps))
@@ -325,7 +351,7 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
         step = self.human.env.last_step
         if step is not None:
             self.post_message(StepRecorded(step))
-        if self.human.env.done:
+        if self.human.ended:  # a Final Answer, or a budget: drive ended the run
             self.post_message(RunEnded(self.run))
 
     def on_action_failed(self, message: ActionFailed) -> None:
@@ -429,3 +455,18 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
             self.human.close()
             if live:
                 self.app.score_run(self.run.path)
+
+
+def task_metric(run: RunDir) -> tuple[str, bool]:
+    """The run's task metric and direction (how a tree node's printed value is read), from its
+    prepared task; from its score when the prepared copy is gone; else unnamed."""
+    try:
+        task = load_task(run.meta.task_root, run.meta.task)
+        return task.metric, task.higher_is_better
+    except (TaskError, OSError):
+        score = run.path / "score.json"
+        try:
+            data = json.loads(score.read_text())
+            return str(data.get("metric") or ""), data.get("direction", "higher") != "lower"
+        except (OSError, ValueError, AttributeError):
+            return "", True

@@ -1,0 +1,54 @@
+"""The solution tree a run's trace records, for views (the TUI's Tree tab), pure.
+
+The trace is the tree: every step of a node carries ``meta["tree"]`` (see
+:mod:`agent.tree.agent`). A view needs the nodes with their parents, metrics and statuses, and
+each node's script, which is exactly what a resume rebuilds, so it uses the same
+:func:`agent.tree.agent.rebuild` (the same ``settle``): what the TUI draws is the tree the
+agent searched, never a second reading of the trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel
+
+from agent.tree.agent import WRITE, rebuild
+from agent.tree.nodes import Journal, Node
+from environments.runs import Step
+
+
+def has_tree(steps: Sequence[Step]) -> bool:
+    """Whether a trace holds a solution tree (any step tagged by the tree agent)."""
+    return any(isinstance((s.meta or {}).get("tree"), dict) for s in steps)
+
+
+def node_of(step: Step | None) -> int | None:
+    """The node a step belongs to (its tag), if any; the starting script's 0 is no node."""
+    tag = (step.meta or {}).get("tree") if step is not None else None
+    node = tag.get("node") if isinstance(tag, dict) else None
+    return node if isinstance(node, int) and node > 0 else None
+
+
+class RunTree(BaseModel):
+    """The nodes of a run's tree, the script they are, and the best one."""
+
+    journal: Journal
+    script: str  # the solve script every node writes
+    best: int | None
+
+    def roots(self) -> list[Node]:
+        return [n for n in self.journal.nodes if n.parent is None]
+
+    def children(self, node_id: int) -> list[Node]:
+        return self.journal.children(node_id)
+
+
+def tree_of(steps: Sequence[Step], metric: str, higher_is_better: bool = True) -> RunTree:
+    """The tree ``steps`` record; ``metric`` is the task's (a node's printed value is read as
+    ``validation <metric>: <number>``, as the agent read it)."""
+    journal, _ = rebuild(steps, Journal(higher_is_better=higher_is_better), metric)
+    script = next((str(s.args.get("file_name")) for s in steps
+                   if s.action == WRITE and node_of(s) and isinstance(s.args, dict)), "")
+    best = journal.best()
+    return RunTree(journal=journal, script=script, best=best.id if best else None)
