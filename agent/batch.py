@@ -84,6 +84,8 @@ class BatchSpec(BaseModel):
     def config_for(self, model: str, seed: int) -> ActorConfig:
         """The actor configuration of one combination (``replay/FILE`` replays that file)."""
         update: dict[str, Any] = {"model": model, "seed": seed}
+        if not self.method_tools:  # the run records it, so a resume outside the batch keeps it
+            update["method_tools"] = False
         if model.startswith("replay/"):
             update.update(kind="replay", actions=model.split("/", 1)[1])
         return self.actor.model_copy(update=update)
@@ -211,16 +213,6 @@ def plan(batch_dir: Path, manifest: Manifest, retry_failed: bool = False) -> Pla
 
 # ---- one combination ----------------------------------------------------------------------
 
-def without_method_tools(task: Any) -> Any:
-    """The task as its actor sees it in a no-tools arm: the same folder, no method-tool actions.
-
-    The Environment registers an action for each name in ``task.tools``, so an empty list is
-    the whole switch: the tools are neither offered in the prompt nor callable (an actor that
-    names one gets the unknown-action answer). Scoring does not read ``tools``.
-    """
-    return task.model_copy(update={"tools": []})
-
-
 def _retire(batch_dir: Path, key: str) -> None:
     root = runs_root(batch_dir, key)
     if root.is_dir() and any(root.iterdir()):
@@ -237,7 +229,7 @@ def run_combo(job: dict[str, Any]) -> dict[str, Any]:
     """
     os.environ.update(job.get("env") or {})
     from agent.factory import make_actor, resolve
-    from agent.runner import create_run, drive, task_of
+    from agent.runner import create_run, drive, task_of, without_method_tools
     from environments.runs import RunDir
     from environments.scoring import score_run, score_steps
 
@@ -264,7 +256,7 @@ def run_combo(job: dict[str, Any]) -> dict[str, Any]:
             actor = make_actor(config)
             run, task = create_run(job["task"], actor, runs_root(batch_dir, key), config=config,
                                    sandbox=spec.sandbox, budgets=spec.budgets, batch=str(batch_dir))
-        if not spec.method_tools:
+        if not spec.method_tools:  # a run recorded before its config said so
             task = without_method_tools(task)
         if run.meta.status not in ENDED:
             drive(run, task, actor)

@@ -54,6 +54,8 @@ class ActorConfig(ActorSpec):
     observation_cap: int = Field(DEFAULT_OBSERVATION_CAP, ge=100, description=(
         "characters of an observation the actor is shown (head and tail kept; the trace keeps it whole)"))
     actions: str | None = Field(None, description="JSONL actions for --agent replay")
+    method_tools: bool = Field(True, description="offer the task's method tools as actions (off: "
+                               "the control arm of labcoat uplift)")
 
     @classmethod
     def from_meta(cls, meta: RunMeta) -> ActorConfig:
@@ -81,7 +83,10 @@ class Option:
 
     @property
     def flags(self) -> tuple[str, ...]:
-        return FLAGS.get(self.name) or ("--" + self.name.replace("_", "-"),)
+        flag = "--" + self.name.replace("_", "-")
+        if self.type is bool:  # both ways, so a default of true can be turned off
+            flag = f"{flag}/--no-{flag[2:]}"
+        return FLAGS.get(self.name) or (flag,)
 
     @property
     def hint(self) -> str:

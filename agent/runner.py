@@ -73,6 +73,8 @@ def _kind_of(actor: Actor, model: str | None) -> str | None:
     """The factory kind of an actor built without a config (the shorthand ``create_run`` form)."""
     if actor.kind in ("baseline", "replay", "human"):
         return actor.kind
+    if (kind := getattr(actor, "config_kind", None)) is not None:
+        return kind
     if model:
         return "langchain" if model.startswith("langchain/") else "research"
     return None
@@ -124,6 +126,16 @@ def task_of(run: RunDir) -> TaskSpec:
     return prepare_task(resolve_task(run.meta.task_source or run.meta.task))
 
 
+def without_method_tools(task: TaskSpec) -> TaskSpec:
+    """The task as its actor sees it when the config withholds method tools (``method_tools``).
+
+    The Environment registers an action for each name in ``task.tools``, so an empty list is
+    the whole switch: the tools are neither offered in the prompt nor callable (an actor that
+    names one gets the unknown-action answer). Scoring does not read ``tools``.
+    """
+    return task.model_copy(update={"tools": []})
+
+
 def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None = None,
           observation_cap: int | None = None) -> RunMeta:
     """Run (or resume) the episode until Final Answer, a budget, a stop or an error.
@@ -133,6 +145,8 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
     hooks = hooks or RunHooks()
     budgets = run.meta.limits
     history = run.steps()
+    if getattr(run.meta.config, "method_tools", True) is False:
+        task = without_method_tools(task)
     try:
         run.restore(len(history))  # a kill between a step and its trace line leaves stray edits
         env = environment_for_run(run, task, extra_actions=actor.extra_actions(),

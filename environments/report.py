@@ -98,10 +98,14 @@ NO_TOOLS = " (no method tools)"
 
 
 def model_label(meta: RunMeta, method_tools: bool = True) -> str:
-    """The row a run belongs to: its model (else agent, else actor); a run whose code ran with
-    no isolation gets a row of its own that says so, never mixed into an isolated one, and so
-    does a run whose task's method tools were withheld (the control arm of an uplift)."""
+    """The row a run belongs to: its model (else agent, else actor), prefixed with the agent
+    where the model string does not name it (``tree: M`` beside the research agent's ``M``). A
+    run whose code ran with no isolation gets a row of its own that says so, never mixed into
+    an isolated one, and so does a run whose task's method tools were withheld (the control
+    arm of an uplift)."""
     label = meta.model or meta.agent or meta.actor
+    if meta.model and meta.agent and meta.agent != "research" and not meta.model.startswith(meta.agent):
+        label = f"{meta.agent}: {meta.model}"  # the tree agent and the research agent on one model
     if not method_tools:
         label += NO_TOOLS
     return label + UNISOLATED if meta.sandbox == "none" else label

@@ -35,6 +35,7 @@ STARTING = 0  # the node id ``current`` takes while the workspace holds the star
 
 class TreeAgent:
     kind = "agent"
+    config_kind = "tree"  # what a run created without a config is recorded as (runner._kind_of)
 
     def __init__(self, model: Model, settings: TreeSettings | None = None, *,
                  format_retries: int = 2) -> None:

@@ -46,12 +46,13 @@ def test_every_field_is_an_option_with_a_flag_in_run_and_batch():
               | set(Budgets.model_fields))
     assert {o.name for o in OPTIONS} == fields
     click = typer.main.get_command(app)
-    run_flags = {f for p in click.commands["run"].params for f in p.opts}
-    batch_flags = {f for p in click.commands["batch"].params for f in p.opts}
+    run_flags = {f for p in click.commands["run"].params for f in (*p.opts, *p.secondary_opts)}
+    batch_flags = {f for p in click.commands["batch"].params for f in (*p.opts, *p.secondary_opts)}
     for o in OPTIONS:
-        assert set(o.flags) <= run_flags, o.name
+        spelled = {f for flag in o.flags for f in flag.split("/")}  # --x/--no-x: both ways
+        assert spelled <= run_flags, o.name
         if o.name not in ("model", "seed"):  # a batch sets these per combination
-            assert set(o.flags) <= batch_flags, o.name
+            assert spelled <= batch_flags, o.name
     # the help is the model's description with the model's default, never a copy
     keep = next(o for o in OPTIONS if o.name == "keep_last")
     assert keep.default == ContextSettings().keep_last and "default:" in keep.hint
@@ -150,3 +151,28 @@ def test_the_seed_reaches_the_tasks_commands(tiny_task, tmp_path):
                            sandbox="local")
     drive(run, spec, actor)
     assert "seed is 11" in RunDir.open(run.path).steps()[1].observation
+
+
+def test_a_run_without_method_tools_is_offered_none_even_when_resumed(tmp_path):
+    from agent.actor import Proposal
+    from agent.replay import ReplayActor
+    from agent.runner import task_of
+
+    task = write_task(tmp_path / "tooly", toml='metric = "total"\ndirection = "higher"\nbaseline = 1.0\n'
+                      'tools = ["online_lp_regret"]\n')
+    config, _ = build({"method_tools": False}, ActorConfig(kind="replay"))
+    assert config.method_tools is False
+    actor = ReplayActor([Proposal(action="online_lp_regret", args={}),
+                         Proposal(action="Final Answer", args={"final_answer": "x"})])
+    run, spec = create_run(task, actor, tmp_path / "runs", config=config, sandbox="local")
+    assert spec.tools == ["online_lp_regret"]  # the task offers it; the config withholds it
+    drive(run, spec, actor)
+    first = RunDir.open(run.path).steps()[0]
+    assert first.error and "Invalid action 'online_lp_regret'" in first.observation, first.observation
+    again = RunDir.open(run.path)  # what a resume reads back
+    assert ActorConfig.from_meta(again.meta).method_tools is False and task_of(again).tools
+
+
+def test_a_boolean_option_can_be_turned_off_on_the_command_line():
+    tools = next(o for o in OPTIONS if o.name == "method_tools")
+    assert tools.flags == ("--method-tools/--no-method-tools",) and tools.default is True

@@ -257,3 +257,13 @@ def test_a_spread_of_zero_across_seeds_says_the_seed_changed_nothing():
     assert not varied.same_every_seed and "±" in row_cells(varied)[6]
     one_seed = summarise_runs("t", "m", [_record(0, 1.5), _record(0, 1.5)])  # repeats, not seeds
     assert not one_seed.same_every_seed
+
+
+def test_the_tree_agent_and_the_research_agent_on_one_model_have_rows_of_their_own(tmp_path):
+    for run_id, agent in (("r1", "research"), ("r2", "tree"), ("r3", "tree")):
+        run = make_run(tmp_path / "runs", run_id, "t1", "llamacpp/q", final=score("t1", 12.0, 0.2, 3))
+        meta = json.loads((run / "run.json").read_text())
+        meta["config"] = {**meta.get("config", {}), "kind": agent, "model": "llamacpp/q"}
+        (run / "run.json").write_text(json.dumps(meta))
+    rows = {r.model: r.runs for r in build_report(load_runs(tmp_path / "runs"))}
+    assert rows == {"llamacpp/q": 1, "tree: llamacpp/q": 2}
