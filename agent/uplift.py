@@ -52,7 +52,8 @@ class UpliftSpec(BaseModel):
 
     def batch_spec(self, tools: bool) -> BatchSpec:
         """One arm as a batch: the same everything, only ``method_tools`` differs."""
-        return BatchSpec(tasks=[self.task], models=self.models, seeds=self.seeds, actor=self.actor,
+        actor = self.actor.model_copy(update={"method_tools": tools})  # the arm decides, not the actor
+        return BatchSpec(tasks=[self.task], models=self.models, seeds=self.seeds, actor=actor,
                          budgets=self.budgets, sandbox=self.sandbox, score=True,
                          score_points=self.score_points, method_tools=tools)
 

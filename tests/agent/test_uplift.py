@@ -200,3 +200,12 @@ def test_paired_interval_edges():
     assert (one.mean, one.low, one.high, one.n) == (0.5, None, None, 1)
     same = paired_interval([0.2, 0.2, 0.2])
     assert (same.low, same.high) == (pytest.approx(0.2), pytest.approx(0.2))
+
+
+def test_each_arm_decides_the_tools_whatever_the_actor_config_says():
+    from agent.config import ActorConfig
+    from agent.uplift import UpliftSpec
+
+    spec = UpliftSpec(task="online-lp", models=["scripted/x"], actor=ActorConfig(method_tools=False))
+    assert spec.batch_spec(True).config_for("scripted/x", 0).method_tools is True
+    assert spec.batch_spec(False).config_for("scripted/x", 0).method_tools is False

@@ -47,7 +47,7 @@ def _cells(row) -> list[str]:
             f"{row.cost_with:.4f} / {row.cost_without:.4f}", str(row.incomplete)]
 
 
-@config_options(options(exclude=PER_COMBINATION))
+@config_options(options(exclude=(*PER_COMBINATION, "method_tools")))  # each arm sets it
 def uplift_cmd(
     task: Optional[str] = typer.Argument(None, help="a suite task or task folder with method tools"),
     models: Optional[str] = typer.Option(None, "--models", help="comma-separated model strings "
