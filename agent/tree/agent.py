@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Sequence
 
-from agent.actor import ActorError, Proposal
+from agent.actor import ActorError, Proposal, proposal
 from agent.calllog import Meter
 from agent.context import budget_line
 from agent.models import Model, ModelError
@@ -25,11 +25,12 @@ from agent.tree.policy import GreedyPolicy, Operation
 from agent.tree.settings import TreeSettings
 from environments.actions import ActionSpec
 from environments.environment import Environment
+from environments.low_level import ExecuteArgs, FinalAnswerArgs, WriteFileArgs
 from environments.observation import Observation
 from environments.runs import Step
 from environments.validation import VALIDATE, validations_used
 
-WRITE, EXECUTE, FINAL = "Write File", "Execute Script", "Final Answer"
+WRITE, EXECUTE = "Write File", "Execute Script"  # Write File shares its model with Append File
 STARTING = 0  # the node id ``current`` takes while the workspace holds the starting script
 
 
@@ -111,13 +112,12 @@ class TreeAgent:
         node = self.journal.add(Node(id=self.journal.next_id(), parent=op.parent, kind=op.kind,
                                      code=code, plan=plan))
         tag = {"node": node.id, "parent": node.parent, "op": node.kind}
-        yield Proposal(action=WRITE, args={"file_name": self.script, "content": code},
-                       meta={"tree": tag, "plan": plan})
+        yield proposal(WriteFileArgs(file_name=self.script, content=code), WRITE, tree=tag, plan=plan)
         if not self.last.error:
             self.current = node.id
         failed, output, validation = self.last.error, self.last.full_text or self.last.text, None
         if not failed:
-            yield Proposal(action=EXECUTE, args={"script_name": self.script}, meta={"tree": tag})
+            yield proposal(ExecuteArgs(script_name=self.script), tree=tag)
             failed, output = self.last.error, self.last.full_text or self.last.text
             seconds = round(self.last.seconds, 4)  # as the trace keeps it, so a resume agrees
             if not failed and self.validating(env):
@@ -182,12 +182,11 @@ class TreeAgent:
         if self.current != target:
             code = best.code if best is not None else self.starting_code
             tag = {"node": target, "parent": None, "op": "restore"}
-            yield Proposal(action=WRITE, args={"file_name": self.script, "content": code},
-                           meta={"tree": tag})
-            yield Proposal(action=EXECUTE, args={"script_name": self.script}, meta={"tree": tag})
+            yield proposal(WriteFileArgs(file_name=self.script, content=code), WRITE, tree=tag)
+            yield proposal(ExecuteArgs(script_name=self.script), tree=tag)
             self.current = target
-        yield Proposal(action=FINAL, args={"final_answer": self.summary(env, best)},
-                       meta={"tree": {"node": target, "parent": None, "op": "final"}})
+        yield proposal(FinalAnswerArgs(final_answer=self.summary(env, best)),
+                       tree={"node": target, "parent": None, "op": "final"})
 
     def summary(self, env: Environment, best: Node | None) -> str:
         j = self.journal
