@@ -86,3 +86,21 @@ async def test_a_fork_that_cannot_be_made_is_said_and_nothing_opens(tmp_path):
         assert isinstance(app.screen, RunsScreen)
     assert "has no workspace snapshot for step 2" in notes[0]
     assert sorted(p.name for p in runs_dir.iterdir()) == [original.meta.run_id]
+
+
+async def test_the_run_view_forks_at_the_step_on_screen(tmp_path):
+    original = _original(tmp_path)
+    app = LabcoatApp(runs_dir=tmp_path / "runs", sandbox="local",
+                     first_screen=lambda: RunScreen(RunDir.open(original.path)))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        first = app.screen
+        await wait_for(pilot, lambda: len(first.steps) == len(ACTIONS))
+        first.select(2)
+        await pilot.press("K")
+        await wait_for(pilot, lambda: app.screen is not first and isinstance(app.screen, RunScreen))
+        fork = app.screen
+        assert fork.human is not None and fork.run.meta.fork.step == 2
+        assert [s.action for s in fork.steps] == [a["action"] for a in ACTIONS[:2]]
+        await pilot.press("escape")
+        await settle(app, pilot)

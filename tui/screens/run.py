@@ -62,6 +62,7 @@ observation; click a header or press `f` to fold), and on the right the workspac
 step, the step's diff, and the run's score (why it ended, its score, the per-step curve).
 A tree run (`--agent tree`) also has a Tree tab: every node with its parent, metric and
 status; select one to read its script, `d` to see its diff against its parent.
+`K` (on a run that has ended) forks it at the selected step and continues by hand.
 In a terminal under 120 columns `w` swaps the step for the files and back.
 
 **By hand:** choose an action in the list (Enter), fill the form (prefilled), Enter or
@@ -88,6 +89,7 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
         Binding("y", "decide('accept')", "Accept", id="run.accept"),
         Binding("e", "decide('edit')", "Edit", id="run.edit"),
         Binding("x", "decide('reject')", "Reject", id="run.reject"),
+        Binding("K", "fork_here", "Fork here", show=False, id="run.fork_here"),
         Binding("escape", "app.pop_screen", "Back", id="run.back"),
     ]
 
@@ -242,6 +244,21 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
     def action_last_step(self) -> None:
         self.follow = True
         self.select(len(self.steps))
+
+    def action_fork_here(self) -> None:
+        """Continue this (ended) run by hand from the selected step: a fork, as the Runs
+        screen's ``k`` makes, at the step on screen."""
+        if self.human is not None or self.agent is not None:
+            self.notify("fork a run once it has ended (from the Runs screen, or here when you "
+                        "open it again)", severity="warning")
+            return
+        self.fork_here(self.current)
+
+    @work(thread=True, exclusive=True, group="fork")
+    def fork_here(self, step: int) -> None:
+        from tui.screens.runs import open_fork_by_hand
+
+        open_fork_by_hand(self, self.run.path, step)
 
     def on_resize(self) -> None:
         """Crossing 120 columns changes which keys apply (``w``): the footer follows."""

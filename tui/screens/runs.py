@@ -160,21 +160,7 @@ compares the continuations.
     def fork_by_hand(self, run_path: Path, step: int) -> None:
         """Fork ``run_path`` at ``step`` into a person's run and open it live (a worker: the
         fork copies snapshots, and opening the session starts its sandbox)."""
-        from agent.config import ActorConfig
-        from agent.fork import fork_run
-        from tui.screens.run import RunScreen
-        from tui.session import HumanActor, HumanSession
-
-        try:
-            parent = RunDir.open(run_path)
-            fork, task = fork_run(parent, step, HumanActor(), config=ActorConfig(
-                kind="human", seed=parent.meta.seed))
-            session = HumanSession(fork, task)
-        except Exception as err:  # noqa: BLE001 - shown to the person, the app stays up
-            self.app.call_from_thread(self.notify, f"cannot fork {Path(run_path).name} at step {step}: "
-                                      f"{err}", severity="error", markup=False)
-            return
-        self.app.call_from_thread(self.app.push_screen, RunScreen(fork, human=session))
+        open_fork_by_hand(self, run_path, step)
 
     def on_screen_resume(self) -> None:
         """Back from a run (a fork made here, say): the list shows what changed."""
@@ -187,6 +173,26 @@ compares the continuations.
         row = table.cursor_row
         self.action_reload()
         table.move_cursor(row=row)
+
+
+def open_fork_by_hand(screen, run_path: Path, step: int) -> None:
+    """In a worker of ``screen``: fork ``run_path`` at ``step`` as a person's run and push its
+    live run view; a refusal (step out of range, snapshots missing) is a notice, never a crash."""
+    from agent.config import ActorConfig
+    from agent.fork import fork_run
+    from tui.screens.run import RunScreen
+    from tui.session import HumanActor, HumanSession
+
+    try:
+        parent = RunDir.open(run_path)
+        fork, task = fork_run(parent, step, HumanActor(), config=ActorConfig(
+            kind="human", seed=parent.meta.seed))
+        session = HumanSession(fork, task)
+    except Exception as err:  # noqa: BLE001 - shown to the person, the app stays up
+        screen.app.call_from_thread(screen.notify, f"cannot fork {Path(run_path).name} at step "
+                                    f"{step}: {err}", severity="error", markup=False)
+        return
+    screen.app.call_from_thread(screen.app.push_screen, RunScreen(fork, human=session))
 
 
 class ForkDialog(ModalScreen[int | None]):
