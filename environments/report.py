@@ -97,6 +97,10 @@ UNISOLATED = " (UNISOLATED: --sandbox none)"
 NO_TOOLS = " (no method tools)"
 
 
+#: agents that take the research agent's model strings, so a row must name them
+SHARES_MODELS = ("tree",)
+
+
 def model_label(meta: RunMeta, method_tools: bool = True) -> str:
     """The row a run belongs to: its model (else agent, else actor), prefixed with the agent
     where the model string does not name it (``tree: M`` beside the research agent's ``M``). A
@@ -104,8 +108,8 @@ def model_label(meta: RunMeta, method_tools: bool = True) -> str:
     an isolated one, and so does a run whose task's method tools were withheld (the control
     arm of an uplift)."""
     label = meta.model or meta.agent or meta.actor
-    if meta.model and meta.agent and meta.agent != "research" and not meta.model.startswith(meta.agent):
-        label = f"{meta.agent}: {meta.model}"  # the tree agent and the research agent on one model
+    if meta.model and meta.agent in SHARES_MODELS:
+        label = f"{meta.agent}: {meta.model}"
     if not method_tools:
         label += NO_TOOLS
     return label + UNISOLATED if meta.sandbox == "none" else label
