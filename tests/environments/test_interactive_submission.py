@@ -225,24 +225,28 @@ def test_a_daemon_that_talks_after_the_end_is_not_heard(task_root, tmp_path, san
 
 
 def test_the_oracle_secrets_are_out_of_reach(task_root, tmp_path):
+    # The offset file holds "41.5": as a substring that is in some library file or other (the
+    # sandbox shows the interpreter's prefix), so a file *being* the offset is what counts.
     snoop = f"""
         import glob, os
         def solve(oracle):
-            found = []
+            token, offset = "{TOKEN[::-1]}"[::-1], "5.14"[::-1]  # not in this file's own text
+            seen, looked = [], 0
             for pattern in ("/task/**", "/proc/*/environ", "/proc/*/cmdline", "/tmp/**", "/workspace/**"):
                 for path in glob.glob(pattern, recursive=True):
-                    try:  # the first MiB of each file: enough for any secret, bounded in memory
+                    try:  # the first MiB of each file: enough for any secret
                         with open(path, errors="replace") as f:
-                            found.append(f.read(1 << 20))
+                            text = f.read(1 << 20)
                     except (OSError, ValueError):
-                        pass
-            secrets = ("{TOKEN[::-1]}"[::-1], "5.14"[::-1])  # not in this file's own text
-            seen = any(s in text for s in secrets for text in found)
-            raise RuntimeError(f"secret seen: {{seen}} in {{len(found)}} files")
+                        continue
+                    looked += 1
+                    if token in text or text.strip() == offset:
+                        seen.append(path)
+            raise RuntimeError(f"secret seen: {{bool(seen)}} {{seen[:3]}} in {{looked}} files")
     """
     result = scored(task_root, tmp_path, snoop)
     assert result.value is None
-    assert "secret seen: False in" in result.public_detail, result.public_detail
+    assert "secret seen: False [] in" in result.public_detail, result.public_detail
     assert "in 0 files" not in result.public_detail  # it did look
 
 
