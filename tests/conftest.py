@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
+import os
 
-import pytest
+# Before numpy/scipy load: OpenBLAS's own thread pool once deadlocked a test process here
+# (blas_thread_init waiting on its mutex, in a scipy LU, after hundreds of other tests in the
+# same xdist worker). Two workers share two cores, so BLAS threads only contend anyway; the
+# sandboxed scripts build their environment from nothing and are not affected.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import textwrap  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -40,7 +40,8 @@ def _ray_pids() -> set[int]:
         except OSError:
             continue
         if b"ray" in cmd and (b"raylet" in cmd or b"gcs_server" in cmd or b"default_worker" in cmd
-                              or b"ray/_private" in cmd or b"ray::" in cmd):
+                              or b"ray/_private" in cmd or b"ray/autoscaler" in cmd
+                              or b"ray/dashboard" in cmd or b"ray::" in cmd):
             pids.add(int(entry))
     return pids
 
