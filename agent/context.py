@@ -1,25 +1,28 @@
 """The prompt builder: what the model sees each step, within a small, steady number of tokens.
 
-The static prefix (instructions, tool descriptions, research problem) is the system message,
-identical every step so providers can cache it. The step message is append-only between rare
-collapses, so each prompt opens with the whole of the previous one but its tail (providers'
-prefix caches, llama.cpp's KV cache): the older steps, one line each, in blocks, one block per
-collapse, each ending with the Research Plan and Status's change over its steps; then the whole
-steps, each as it was written, with its plan's change; and last only the budget and the request.
-Nothing already written is written again: a plan is told once, as its change from the one before
-it in the prompt (:func:`plan_change`), and a collapse appends a block after the blocks before it.
-The whole steps stay while later steps are appended after them, until they (their observations
-and plan changes) pass ``whole_chars`` (or their number ``keep_last + collapse_every - 1``); then all but the last
-``keep_last`` become one block of one-line steps at once, so the rewrite is rare and amortised.
-What a step costs the cache is then what it adds: its whole block once and, at the collapse
-that passes it, its line and its plan's change once (the benchmarks' docstrings give the
-figures). Observations longer than ``summarize_over`` characters are summarised by the fast
-model when they are recorded (see :mod:`agent.research`): a step appended since the last
-collapse shows its observation whole up to ``latest_whole`` characters (the model acts on it), a
-step kept whole through a collapse shows its summary. A script's output is shown with its
-repeated lines folded (:func:`agent.digest.fold_repeats`, lossless), and older steps say what
-their observation reported (:func:`agent.digest.gist`, from the observation's facts).
-A model with a small window gets the richest context that fits it (:func:`fit_messages`).
+The static prefix (instructions, tool descriptions, research problem, the response format) is
+the system message, identical every step so providers can cache it. The step message lists the
+steps, each as one entry that opens with ``Step 7: Execute Script`` and its Research Plan and
+Status's change; a collapsed step ends there, its line adding the arguments and what the
+observation reported, and a whole step goes on with its thought, input and observation. Last come
+only the budget and, when the steps do not end with it, the latest plan: no request, the format
+is in the system message. The message only grows between collapses, so each prompt opens with
+the previous one but its budget (providers' prefix caches, llama.cpp's KV cache). Nothing that
+stays is written again: a plan is told once, as its change from the one before it
+(:func:`plan_change`). The whole steps stay as written while later ones are appended after
+them, until they (their observations and plan changes) pass ``whole_chars`` (or number
+``keep_last + collapse_every - 1``); then all but the last ``keep_last`` collapse at once, and
+the prompt stays as it was up to the first collapsed step's action. What a step costs the cache is
+then what it adds: its whole entry once and, at the collapse that passes it, its line and plan
+change once more (the benchmarks' docstrings give the figures). Observations longer than
+``summarize_over`` characters are summarised by the fast model when they are recorded (see
+:mod:`agent.research`): a step appended since the last collapse shows its observation whole up
+to ``latest_whole`` characters (the model acts on it; as ``whole_chars`` by default, since one
+larger could not be whole beside any other step), a step kept whole through a collapse shows its
+summary. A script's output is shown with its repeated lines folded
+(:func:`agent.digest.fold_repeats`, lossless), and collapsed steps say what their observation
+reported (:func:`agent.digest.gist`, from the observation's facts). A model with a small window
+gets the richest context that fits it (:func:`fit_messages`).
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import pairwise
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -44,10 +46,11 @@ class ContextSettings(BaseModel):
     summarize_over: int = Field(1500, ge=0, description="observations longer than this (chars) are "
                                 "summarised by the fast model; a step kept whole through a collapse "
                                 "shows the summary; 0 = never")
-    latest_whole: int = Field(5000, ge=0, description="a step appended since the last collapse shows "
-                              "its observation whole up to this many chars (MLAgentBench's threshold), "
-                              "else as its summary")
-    whole_chars: int = Field(4000, ge=0, description="the whole steps (their observations and plan "
+    latest_whole: int = Field(3600, ge=0, description="a step appended since the last collapse shows "
+                              "its observation whole up to this many chars, else as its summary (as "
+                              "whole_chars: an observation larger than the whole steps' room is never "
+                              "whole beside another; MLAgentBench's threshold is 5,000)")
+    whole_chars: int = Field(3600, ge=0, description="the whole steps (their observations and plan "
                              "changes) grow in place up to this many chars; past it, all but keep_last "
                              "collapse at once (a small window lowers it)")
     summary_words: int = Field(200, ge=20)
@@ -103,14 +106,22 @@ def _args_text(args: dict[str, Any] | str) -> str:
     return args if isinstance(args, str) else json.dumps(args)
 
 
-def older_line(s: AgentStep, width: int) -> str:
-    """``7. Execute Script(train.py) -> <what the observation reports>`` within about ``width``
-    chars (:func:`agent.digest.gist`)."""
+def step_line(s: AgentStep, width: int, whole: bool = False) -> str:
+    """``Execute Script(train.py) -> <what the observation reports>`` within about ``width`` chars
+    (:func:`agent.digest.gist`); for a step shown ``whole``, only the action (its input and
+    observation follow)."""
+    mark = " [error]" if s.error else ""
+    if whole:
+        return f"{s.action}{mark}"
     values = [str(v) for v in s.args.values()] if isinstance(s.args, dict) else [s.args]
     args = digest.one_line(", ".join(values), max(20, width // 3))
-    mark = " [error]" if s.error else ""
     fallback = s.summary if s.summary is not None else s.observation
-    return f"{s.index}. {s.action}({args}){mark} -> {digest.gist(s.action, s.observation, fallback, width, s.data)}"
+    return f"{s.action}({args}){mark} -> {digest.gist(s.action, s.observation, fallback, width, s.data)}"
+
+
+def older_line(s: AgentStep, width: int) -> str:
+    """``7. Execute Script(train.py) -> ...``: a step as the research log records it."""
+    return f"{s.index}. {step_line(s, width)}"
 
 
 def budget_line(meta: RunMeta | None, elapsed: float | None = None) -> str:
@@ -225,55 +236,57 @@ def _fresh(plans: list[str], i: int, since: int) -> bool:
     return bool(plan) and plan != base and (not base or (not plan.startswith(base) and _edits(base, plan) is None))
 
 
-def _history(steps: list[AgentStep], plans: list[str], s: ContextSettings) -> list[str]:
-    """The older steps as text blocks, one per collapse, each its steps' lines and then the plan's
-    change over them, so a collapse appends a block and leaves the ones before as they were;
-    blocks before a plan told whole (rewritten) drop their spent plans, so the history holds no
-    plan but the latest one's parts."""
-    cuts = collapses(steps, s)
-    if not cuts:
-        return []
-    cut = cuts[-1]
-    first = _first_older(cut, s.older_lines) if s.older_lines else cut
-    edges = [first, *(c for c in cuts if c > first)]
-    if len(edges) == 1:  # no lines listed: only the plan as of the last older step
-        told = _told(plans, cut - 1, -1, prompts.AFTER_HEAD.format(index=steps[cut - 1].index))
-        return [told + "\n\n"] if told else []
-    ends = [b - 1 for b in edges[1:]]
-    since = [-1, *ends[:-1]]
-    fresh = max((j for j, (e, p) in enumerate(zip(ends, since, strict=True)) if _fresh(plans, e, p)), default=0)
-    blocks = []
-    for j, (a, b) in enumerate(pairwise(edges)):
-        lines = "\n".join(older_line(x, s.line_chars) for x in steps[a:b])
-        told = _told(plans, b - 1, since[j], prompts.AFTER_HEAD.format(index=steps[b - 1].index)) if j >= fresh else ""
-        blocks.append(prompts.OLDER_BLOCK.format(lines=lines, plan=told) if told else lines + "\n\n")
-    blocks[0] = prompts.OLDER + blocks[0]
-    return blocks
-
-
 def _step_plan(plans: list[str], k: int) -> str:
-    """A whole step's plan as its block tells it: its change since the step before (whose plan
-    is the last the prompt shows before it)."""
+    """A whole step's plan as its entry tells it: its change since the step before."""
     return _told(plans, k, k - 1, prompts.STEP_HEAD)
 
 
-def step_message(steps: list[AgentStep], plan: str, budget: str, s: ContextSettings,
-                 mode: str) -> dict[str, Any]:
-    """Older steps in blocks, the whole steps each with its plan's change, then only what the
-    history does not say (the plan, when it is not the last one shown; the budget): each part in
-    place until it must change, so the prompt opens as the last one did (see :data:`prompts.STEP`)."""
+def _shown_from(cut: int, s: ContextSettings) -> int:
+    """The first step the prompt lists: at most ``older_lines`` collapsed steps before ``cut``."""
+    return _first_older(cut, s.older_lines) if s.older_lines else cut
+
+
+def _spent_before(plans: list[str], first: int, cut: int) -> int:
+    """The first collapsed step that still tells its plan: the last one (from ``first``) whose
+    plan is told whole, the first listed or one rewritten throughout; the plans before it are
+    spent, so the history never piles up plan versions."""
+    return max((k for k in range(first, cut) if _fresh(plans, k, k - 1 if k > first else -1)), default=first)
+
+
+def _entries(steps: list[AgentStep], plans: list[str], s: ContextSettings) -> tuple[list[str], list[str]]:
+    """The collapsed and the whole steps' entries, as the prompt lists them. Both open with
+    ``Step N: <action>``, so at a collapse the prefix the next prompt repeats ends inside the
+    first step it collapses, not before it."""
     cut = whole_from(steps, s)
-    plans = plans_as_of(steps)
-    blocks_before = _history(steps, plans, s)
-    history = "".join(blocks_before)
+    first = _shown_from(cut, s)
+    spent = _spent_before(plans, first, cut)
     kept = s.keep_last - 1 if cut else 0  # whole through the collapse: their summaries
-    blocks = []
-    for i, x in enumerate(steps[cut:]):
-        told = _step_plan(plans, cut + i)
-        blocks.append(prompts.RECENT_STEP.format(
-            index=x.index, plan=told + "\n" if told else "", thought=x.thought or "-", action=x.action,
-            args=cap_text(_args_text(x.args), s.args_whole)[0], observation=x.shown(i >= kept, s)))
-    shown = plans[-1] if steps else ""  # the history ends with the latest step's plan
+    older, whole = [], []
+    if cut and first == cut:  # no lines listed: only the plan as of the last older step
+        told = _told(plans, cut - 1, -1, prompts.AFTER_HEAD.format(index=steps[cut - 1].index))
+        if told:
+            older.append(told + "\n\n")
+    for k in range(first, len(steps)):
+        x = steps[k]
+        told = _told(plans, k, k - 1 if k > first else -1, prompts.STEP_HEAD) if k >= spent or k >= cut else ""
+        entry = prompts.STEP_ENTRY.format(index=x.index, line=step_line(x, s.line_chars, whole=k >= cut),
+                                          plan=told + "\n" if told else "")
+        if k < cut:
+            older.append(entry)
+            continue
+        whole.append(entry + prompts.STEP_DETAIL.format(
+            thought=x.thought or "-", args=cap_text(_args_text(x.args), s.args_whole)[0],
+            observation=x.shown(k - cut >= kept, s)))
+    return older, whole
+
+
+def step_message(steps: list[AgentStep], plan: str, budget: str, s: ContextSettings) -> dict[str, Any]:
+    """The steps, then only what they do not say (the plan, when it is not the last one shown;
+    the budget): each part in place until it must change, so the prompt opens as the last one
+    did (see :data:`prompts.STEP`)."""
+    plans = plans_as_of(steps)
+    older, whole = _entries(steps, plans, s)
+    shown = plans[-1] if steps else ""  # the steps end with the latest step's plan
     want = plan.strip() or shown
     if shown and want == shown:
         latest = ""  # the last plan the history shows is the latest: nothing to add
@@ -281,35 +294,30 @@ def step_message(steps: list[AgentStep], plan: str, budget: str, s: ContextSetti
         latest = plan_change(shown, want)
     else:
         latest = prompts.PLAN_LATEST.format(plan=want or prompts.NO_PLAN)
-    text = prompts.STEP.format(
-        budget=budget, history=history, plan=latest + "\n\n" if latest else "",
-        recent=prompts.RECENT.format(steps="\n\n".join(blocks)) if blocks else "",
-        ask=prompts.ASK_REACT if mode == "react" else prompts.ASK_TOOLS)
-    return {"role": "user", "content": text, CACHE_POINTS: _cache_points(blocks_before, blocks)}
+    history = prompts.HISTORY_HEAD + "".join(older) + "".join(whole) if steps else ""
+    text = prompts.STEP.format(budget=budget, history=history, plan=latest + "\n\n" if latest else "")
+    return {"role": "user", "content": text, CACHE_POINTS: _cache_points([*older, *whole])}
 
 
 CACHE_POINTS = "cache_points"
-"""A step message's key: offsets in its text where a prefix the next prompt repeats may end (after
-the older steps, before each whole step). Anthropic's cache needs them as block boundaries; the
-other providers send only role and content."""
+"""A step message's key: offsets in its text where a prefix the next prompt repeats may end (the
+start of each step's entry). Anthropic's cache needs them as block boundaries; the other
+providers send only role and content."""
 
 
-def _cache_points(history: list[str], blocks: list[str]) -> list[int]:
-    points, at = [], 0
-    for block in history:
-        at += len(block)
+def _cache_points(entries: list[str]) -> list[int]:
+    """The start of each step's entry, where a prefix the next prompt repeats may end."""
+    points, at = [], len(prompts.HISTORY_HEAD)
+    for entry in entries:
         points.append(at)
-    at += prompts.RECENT.index("{steps}")
-    for block in blocks:
-        points.append(at)
-        at += len(block) + 2  # the "\n\n" between blocks
+        at += len(entry)
     return points
 
 
 def build_messages(problem: str, tools_text: str, steps: list[AgentStep], plan: str, budget: str,
                    settings: ContextSettings, mode: str = "react") -> list[dict[str, str]]:
     return [system_message(problem, tools_text, mode),
-            step_message(steps, plan, budget, settings, mode)]
+            step_message(steps, plan, budget, settings)]
 
 
 # Ever shorter contexts for a model whose window the full one overflows (a 4k local model):

@@ -29,18 +29,20 @@ Thought: what you do next and why."""
 FORMAT = f"""Respond in exactly this format:
 {FIELD_GUIDE}
 Action: one of the action names
-Action Input: a JSON object"""
+Action Input: a JSON object
+One action per response: its observation comes next."""
 
 TOOLS_FORMAT = f"""Each turn, first write, as plain text:
 {FIELD_GUIDE}
 Then call exactly one tool."""
 
-# The history is append-mostly (see agent.context): the older steps' lines come in blocks, one
-# per collapse, each ending with the plan's change over the block; each whole step carries its
-# plan's change; what changes every step (the budget) comes last, so each step's prompt opens with
-# the previous one's and providers' prefix caches serve all but the new step and the tail.
-STEP = """{history}{recent}{plan}Budget left: {budget}
-{ask}"""
+# The step message only grows between collapses (see agent.context): each step is one entry that
+# opens with its line and its plan's change (all a collapsed step shows) and, while whole, goes
+# on with its thought, input and observation; what changes every step (the budget) comes last,
+# so each step's prompt opens with the previous one's and providers' prefix caches serve all but
+# the new step and the budget. The request is the system message's format, not a closing line.
+STEP = """{history}{plan}Budget left: {budget}
+"""
 PLAN = "Research Plan and Status"
 PLAN_LATEST = "Your latest Research Plan and Status:\n{plan}"
 # A plan told against the one before it in the prompt ({head}: whose plan it is).
@@ -53,20 +55,18 @@ LATEST_HEAD = "Your latest Research Plan and Status"
 AFTER_HEAD = "Plan after step {index}"
 STEP_HEAD = "Plan"
 
-ASK_REACT = "Now respond in the format above, with one action."
-ASK_TOOLS = "Now write your Reflection, Research Plan and Status, Fact Check and Thought, then call one tool."
 NO_PLAN = "(none yet: this is the first step; you know nothing about the problem so far)"
 
-OLDER = "Earlier steps (the research log has more):\n"
-OLDER_BLOCK = "{lines}\n{plan}\n\n"
-RECENT = "Latest steps:\n{steps}\n\n"
-RECENT_STEP = """[Step {index}] {plan}Thought: {thought}
-Action: {action}
+HISTORY_HEAD = "Steps so far (the older ones a line each; the research log has more):\n"
+STEP_ENTRY = "Step {index}: {line}\n{plan}"
+STEP_DETAIL = """Thought: {thought}
 Action Input: {args}
 Observation:
 ```
 {observation}
-```"""
+```
+
+"""
 
 FORMAT_REMINDER = """Your response could not be used: {problem}
 Respond again in the exact format, ending with:

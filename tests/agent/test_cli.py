@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -96,7 +97,7 @@ def test_context_options_reach_the_agents_prompt(no_keys, tiny_task, tmp_path, f
     last = json.loads(calls[-1])["messages"][-1]["content"]
     folded = '[8 lines of the form "epoch {1..8}/8: loss {}"' in last
     assert folded == (fold == "5") and ("epoch 8/8: loss 0.125" in last) == (fold == "0")
-    assert "1. Write File(log.py, " in last  # --keep-steps 1, --collapse-every 1: step 1 is an older line
+    assert re.search(r"\nStep 1: Write File\(log.py, [^\n]*\) -> ", last)  # --keep-steps 1, --collapse-every 1: step 1 collapsed
 
 
 @pytest.fixture

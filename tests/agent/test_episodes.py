@@ -94,9 +94,9 @@ def test_context_keeps_last_steps_whole_and_older_ones_as_lines(tiny_task, tmp_p
     calls = [json.loads(x) for x in (run.path / "llm" / "calls.jsonl").read_text().splitlines()]
     prompt = calls[-1]["messages"][1]["content"]
     assert prompt.count("plan v4") == 1 and "plan v1" not in prompt  # each plan once, with its step
-    assert "[Step 5] Plan, rewritten:\nplan v4\nThought: look 4" in prompt
-    assert "[Step 4] Plan, rewritten:\nplan v3\nThought: look 3" in prompt
-    assert "[Step 3]" not in prompt and "\n3. List Files" in prompt
+    assert "Step 5: List Files\nPlan, rewritten:\nplan v4\nThought: look 4" in prompt
+    assert "Step 4: List Files\nPlan, rewritten:\nplan v3\nThought: look 3" in prompt
+    assert "Thought: look 2" not in prompt and "Step 3: List Files(.) -> " in prompt
     assert "45 of 50 steps" in prompt  # the remaining budget
 
 

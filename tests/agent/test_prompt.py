@@ -134,7 +134,7 @@ def test_the_latest_observation_is_whole_up_to_the_threshold_earlier_ones_summar
     assert len(latest) > s.summarize_over and len(earlier) + len(latest) > s.whole_chars
     prompt = _prompt([_step(1, earlier, "earlier in short"), _step(2, latest, "latest in short")])
     assert latest in prompt and "latest in short" not in prompt
-    assert earlier not in prompt and "\n1. Execute Script(train.py) -> earlier in short\n" in prompt
+    assert earlier not in prompt and "Step 1: Execute Script(train.py) -> earlier in short\n" in prompt
     kept = _prompt([_step(1, "ran"), _step(2, earlier, "earlier in short"), _step(3, latest, "latest in short")],
                    ContextSettings(keep_last=2, collapse_every=1))  # step 2 kept whole through the collapse
     assert earlier not in kept and "(summarised) earlier in short" in kept and latest in kept
@@ -160,9 +160,9 @@ def test_older_steps_are_one_line_each_and_recent_steps_are_not_repeated_there()
     steps = [_step(i, f"ran {i}") for i in range(1, 8)]
     prompt = _prompt(steps, ContextSettings(keep_last=3, collapse_every=1))
     for i in range(1, 5):
-        assert f"\n{i}. Execute Script(train.py) -> ran {i}\n" in prompt + "\n"
-    for i in range(5, 8):
-        assert f"[Step {i}] Thought: thought {i}" in prompt and f"\n{i}. Execute Script" not in prompt
+        assert f"Step {i}: Execute Script(train.py) -> ran {i}\n" in prompt + "\n"
+    for i in range(5, 8):  # whole: the line's opening, then the step; its gist is not written twice
+        assert f"Step {i}: Execute Script\nThought: thought {i}" in prompt and f"-> ran {i}" not in prompt
     assert prompt.count("1. plan") == 1
 
 
@@ -189,6 +189,10 @@ def test_the_benchmark_measures_the_agents_own_defaults():
     ours = sum(bench.tokens(bench.labcoat_prompt(trace, n, problem, ContextSettings())) for n in range(len(trace)))
     theirs = sum(bench.tokens(bench.mlab_prompt(trace, n, problem)) for n in range(len(trace)))
     assert ours / theirs < 0.5  # issue 4's goal (0.616 at first, 0.549 before the gists and folding)
+    from tests.benchmarks.bench_prompt_cache import reuse, share_of
+
+    prompts_ = [bench.labcoat_prompt(trace, n, problem, ContextSettings()) for n in range(len(trace))]
+    assert share_of(reuse(prompts_)) >= 0.8  # issue 17's prefix goal, on the same trace (0.781 before)
 
 
 def _with_plan(i: int, plan: str) -> AgentStep:
@@ -205,7 +209,7 @@ def _prompts(steps: list[AgentStep], plans: list[str], settings: ContextSettings
 def _tail(prompt: str) -> int:
     """Where a prompt's changing tail starts: the plan, when the history does not end with it, or
     the budget."""
-    marks = [prompt.rfind(m) for m in ("Your latest Research Plan", "Budget left:")]
+    marks = [prompt.rfind(m) for m in ("\nYour latest Research Plan", "\nBudget left:")]
     return min(m for m in marks if m >= 0)
 
 
@@ -225,16 +229,16 @@ def test_each_prompt_opens_with_the_last_one_between_rare_collapses():
     steps = [_with_plan(i, plans[i - 1]) for i in range(1, 13)]
     prompts_ = _prompts(steps, plans)
     s = ContextSettings()
-    whole = [p.count("[Step ") for p in prompts_]
+    whole = [p.count("\nThought: ") for p in prompts_]
     most = s.keep_last + s.collapse_every - 1
     assert whole[:most] == list(range(1, most + 1)) and whole[most] == s.keep_last  # one collapse, at once
     kept = [_opens_with_the_last(a, b) for a, b in pairwise(prompts_)]
     assert kept.count(False) == 1 and not kept[most - 1]
     last = prompts_[-1]
-    assert last.rstrip().endswith(prompts.ASK_REACT) and "Budget left: 38 of 50 steps" in last
+    assert last.endswith("\n\nBudget left: 38 of 50 steps\n")  # the budget last, and no request after it
     assert "Your latest Research Plan" not in last  # the history ends with the latest plan: not restated
-    assert "Plan after step 10:\n1. baseline\n" in last  # whole at the boundary, then each step's change
-    assert "[Step 12] Plan adds:\n13. step 13 done\nThought:" in last
+    assert "Step 1: Execute Script(train.py) -> ran 1\nPlan:\n1. baseline\n" in last  # whole once, then changes
+    assert "Step 12: Execute Script\nPlan adds:\n13. step 13 done\nThought:" in last
     for line in plans[-1].splitlines():
         assert last.count(f"\n{line}\n") == 1, line  # each line of the plan told once
 
@@ -243,28 +247,38 @@ def _rebuilt_plan(prompt: str) -> str:
     """The latest plan read back from a prompt's history: the first told whole, each later one
     told as what it adds (the form these plans' changes take)."""
     plan = ""
-    for m in re.finditer(r"Plan(?: after step \d+)?( adds)?:\n((?:\d+\. [^\n]*\n)+)", prompt):
+    for m in re.finditer(r"\nPlan( adds)?:\n((?:\d+\. [^\n]*\n)+)", prompt):
         plan = plan + m.group(2) if m.group(1) else m.group(2)
     return plan
 
 
-def test_a_collapse_appends_a_block_and_never_rewrites_the_history_before_it():
-    """Older steps come in blocks, one per collapse, each with the plan's change over its steps:
-    every prompt opens with all the older blocks of the one before, at a collapse too, and the
-    latest plan is there, each of its lines written once."""
+def _first_whole(prompt: str) -> int:
+    """Where the first whole step's entry starts (the line of the step before its first Thought)."""
+    return prompt.rindex("Step ", 0, prompt.index("\nThought: "))
+
+
+def test_a_collapse_keeps_the_history_before_it_and_the_opening_of_its_first_step():
+    """Every step's entry opens with its line's start and its plan's change, and a collapsed step
+    is that with its observation's gist: every prompt opens with all the collapsed steps of the
+    one before, at a collapse also the opening of the first step it collapses, and the latest
+    plan is there, each of its lines written once."""
     plans = _growing_plans(30)
     steps = [_with_plan(i, plans[i - 1]) for i in range(1, 31)]
     s = ContextSettings(collapse_every=3)
     prompts_ = _prompts(steps, plans, s)
     collapses = 0
     for n, (before, after) in enumerate(pairwise(prompts_), 1):
-        history = before[:before.index("Latest steps:\n")]
-        assert after.startswith(history), n  # the blocks before stay as written
-        collapses += not _opens_with_the_last(before, after)
+        start = _first_whole(before)
+        assert after.startswith(before[:start]), n  # the collapsed steps before stay as written
+        if not _opens_with_the_last(before, after):
+            collapses += 1
+            opening = before[start:before.index("\n", start)]  # "Step k: Execute Script"
+            assert after.startswith(before[:start] + opening + "(train.py) -> "), n  # its step's opening kept
         assert _rebuilt_plan(after) == plans[n], n
-    assert collapses >= 8  # collapses happened (every three steps), and each only appended
+    assert collapses >= 8  # collapses happened (every three steps), and each kept what came before
     last = prompts_[-1]
-    assert "\n1. Execute Script(train.py) -> ran 1\n" in last and "[Step 30] Plan adds:\n31. step 31 done\n" in last
+    assert "Step 1: Execute Script(train.py) -> ran 1\n" in last
+    assert "Step 30: Execute Script\nPlan adds:\n31. step 31 done\nThought" in last
     for line in plans[-1].splitlines():
         assert last.count(f"\n{line}\n") == 1, line
 
@@ -272,30 +286,26 @@ def test_a_collapse_appends_a_block_and_never_rewrites_the_history_before_it():
 def test_a_plan_the_history_does_not_hold_is_told_in_the_tail():
     steps = [_step(1, "ran 1"), _step(2, "ran 2")]  # responses without a plan
     prompt = _prompt(steps)
-    assert prompt.endswith("Your latest Research Plan and Status:\n1. plan\n\nBudget left: unlimited\n"
-                           + prompts.ASK_REACT)
+    assert prompt.endswith("Your latest Research Plan and Status:\n1. plan\n\nBudget left: unlimited\n")
     planned = _with_plan(1, "1. plan")
     prompt = build_messages("p", "tools", [planned], "1. plan\n2. more", "unlimited", ContextSettings())[1]["content"]
-    assert "[Step 1] Plan:\n1. plan\nThought:" in prompt
+    assert "Step 1: Execute Script\nPlan:\n1. plan\nThought:" in prompt
     assert "Your latest Research Plan and Status adds:\n2. more\n\nBudget left" in prompt
     first = build_messages("p", "tools", [], "", "unlimited", ContextSettings())[1]["content"]
     assert prompts.NO_PLAN in first
 
 
-def test_cache_points_mark_the_older_blocks_and_the_whole_steps():
+def test_cache_points_mark_each_steps_entry():
     from agent.context import CACHE_POINTS
 
     plans = _growing_plans(12)
     steps = [_with_plan(i, plans[i - 1]) for i in range(1, 13)]
     s = ContextSettings(collapse_every=3)
     messages = [build_messages("p", "tools", steps[:n], plans[n - 1], "unlimited", s)[1] for n in (11, 12)]
-    for m in messages:
+    for m, n in zip(messages, (11, 12), strict=True):
         text, points = m["content"], m[CACHE_POINTS]
         assert points == sorted(points) and all(0 < p < len(text) for p in points)
-        starts = [p for p in points if text.startswith("[Step ", p)]
-        assert len(starts) == text.count("[Step ")  # before each whole step
-        ends = [p for p in points if p not in starts]  # after each older block
-        assert ends and all(text[p - 2:p] == "\n\n" for p in ends) and len(ends) == text.count("Plan after step ")
+        assert [text[p:text.index(":", p)] for p in points] == [f"Step {k}" for k in range(1, n + 1)]  # each step
     before, after = (m["content"] for m in messages)
     shared = len(before[:_tail(before)])
     assert after.startswith(before[:shared]) and [p for p in messages[0][CACHE_POINTS] if p < shared] == \
@@ -336,10 +346,11 @@ def test_a_plan_changed_in_the_middle_is_told_by_its_lines_in_the_step_and_the_o
     plans = [f"1. baseline (in progress){rest}", f"1. baseline (done: 0.71){rest}", f"1. baseline (done: 0.71){rest}\n3. submit"]
     steps = [_with_plan(i, plans[i - 1]) for i in range(1, 4)]
     whole = _prompts(steps, plans)[-1]
-    assert "[Step 2] Plan changes lines:\n- 1. baseline (in progress)\n+ 1. baseline (done: 0.71)\nThought:" in whole
+    change = "Plan changes lines:\n- 1. baseline (in progress)\n+ 1. baseline (done: 0.71)\n"
+    assert f"Step 2: Execute Script\n{change}Thought:" in whole
     collapsed = _prompts(steps, plans, ContextSettings(collapse_every=1))[-1]
-    assert "Plan after step 2 changes lines:\n- 1. baseline (in progress)\n+ 1. baseline (done: 0.71)\n\n" in collapsed
-    assert "[Step 3] Plan adds:\n3. submit\nThought:" in collapsed
+    assert f"Step 2: Execute Script(train.py) -> ran 2\n{change}Step 3: " in collapsed
+    assert "Step 3: Execute Script\nPlan adds:\n3. submit\nThought:" in collapsed
 
 
 def test_plans_rewritten_every_step_collapse_the_history_sooner_and_spent_ones_leave_it():
@@ -351,11 +362,11 @@ def test_plans_rewritten_every_step_collapse_the_history_sooner_and_spent_ones_l
     prompts_ = _prompts(steps, plans)
     s = ContextSettings()
     for n, p in enumerate(prompts_, 1):
-        whole = sum(len(x) for x in plans[:n] if f"] Plan, rewritten:\n{x}\n" in p or f"] Plan:\n{x}\n" in p)
+        history, recent = p[:_first_whole(p)], p[_first_whole(p):]
+        whole = sum(len(x) for x in plans[:n] if f"\nPlan, rewritten:\n{x}\n" in recent or f"\nPlan:\n{x}\n" in recent)
         assert whole <= s.whole_chars + len(plans[n - 1]) + 100, n  # whole steps' plans within the bound
         assert plans[n - 1] in p, n  # the latest, whole
-        history = p.split("Latest steps:\n")[0]
-        assert sum(x in history for x in plans[:n]) <= 1, n  # the older blocks: no pile of spent plans
+        assert sum(x in history for x in plans[:n]) <= 1, n  # the collapsed steps: no pile of spent plans
     last = prompts_[-1]
-    assert "Earlier steps" in last and "\n1. Execute Script(train.py) -> ran 1\n" in last
-    assert last.count("Plan after step ") == 1  # the last rewrite's block; the blocks before dropped theirs
+    assert "Step 1: Execute Script(train.py) -> ran 1\n" in last
+    assert last[:_first_whole(last)].count("Plan, rewritten:") == 1  # the last rewrite's; those before dropped

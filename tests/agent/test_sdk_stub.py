@@ -137,7 +137,7 @@ def test_the_repeated_prefix_is_marked_for_anthropic_and_plain_for_openai(provid
     marked = [i for i, block in enumerate(previous) if "cache_control" in block]
     assert len(marked) == 1 and current[-1].get("cache_control") is None
     cached = "".join(block["text"] for block in previous[:marked[0] + 1])
-    assert previous[marked[0] + 1]["text"].startswith("[Step 3]")  # the prefix ends before the latest step
+    assert previous[marked[0] + 1]["text"].startswith("Step 3: List Files\n")  # the prefix ends before the latest step
     # the next request has a block boundary where that prefix ends, so Anthropic reads it back
     ends = {len("".join(block["text"] for block in current[:k])) for k in range(1, len(current) + 1)}
     assert "".join(block["text"] for block in current).startswith(cached) and len(cached) in ends

@@ -4,14 +4,14 @@ One fixed, seeded 30-step research trace (long training logs, diffs, file reads,
 grows) is replayed through
 
 * labcoat's builder (``agent.context.build_messages``, the agent's default settings): compact
-  action list, the latest Research Plan and Status once, the steps since the last collapse as
-  thought / action / input / observation (appended as written until their observations pass
-  ``whole_chars``, then all but the latest collapse at once), older steps one line each
-  (``agent.digest.gist``: what the observation reports, e.g. a run's last output lines or an
-  edit's size); observations over ``summarize_over`` (1,500) characters appear as their
-  summaries once collapsed past, each shown whole up to 5,000 characters until then; a script's
-  output shows runs of lines that differ only in their numbers as a template and a table
-  (``agent.digest.fold_repeats``, lossless), and
+  action list, each step one entry (``Step N: <action>`` and its Research Plan and Status's
+  change; while whole, its thought, input and observation), the whole steps appended as written
+  until their observations pass ``whole_chars``, then all but the latest collapsed at once to
+  their opening plus one line of what the observation reports (``agent.digest.gist``, e.g. a
+  run's last output lines or an edit's size); observations over ``summarize_over`` (1,500)
+  characters appear as their summaries once collapsed past, each shown whole up to 3,600
+  characters until then; a script's output shows runs of lines that differ only in their
+  numbers as a template and a table (``agent.digest.fold_repeats``, lossless), and
 * a reimplementation of MLAgentBench's research-agent rules: the initial prompt (MLAgentBench
   tool usage blocks), then the last 3 steps whole -- each step's full response (Reflection,
   Research Plan and Status, Fact Check, Thought, Action, Action Input) and its observation,
@@ -26,7 +26,9 @@ verbose tool usage), the threshold at which earlier observations are replaced by
 and how compactly labcoat writes the same facts. Tokens are counted with one regex tokenizer
 (words and punctuation; no tokenizer package is needed), identically for both. Goal: total
 ratio <= 0.5. Measured: 0.494 with 3 whole steps collapsed three at a time; 0.496 with the
-append-mostly history; 0.4997 with each plan told once, as its change (``bench_prompt_cache.py``).
+append-mostly history; 0.4997 with each plan told once, as its change; 0.480 with one entry per
+step, no closing request and the latest observation whole up to 3,600 characters, not 5,000
+(``bench_prompt_cache.py``).
 
     python tests/benchmarks/bench_prompt_tokens.py [--summarize-over 3000] [--json]
 """
