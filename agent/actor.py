@@ -33,9 +33,9 @@ def proposal(args: BaseModel, action: str | None = None, **meta: Any) -> Proposa
     a raw dict that drifts when an argument is renamed. ``action`` is needed only where several
     actions share one model (Write File and Append File), and is checked against it.
     """
-    from environments.low_level import LOW_LEVEL_ACTIONS
+    from environments.low_level import LOW_LEVEL_ACTIONS, RESTORE_WORKSPACE
 
-    names = [spec.name for spec in LOW_LEVEL_ACTIONS if spec.args_model is type(args)]
+    names = [spec.name for spec in (*LOW_LEVEL_ACTIONS, RESTORE_WORKSPACE) if spec.args_model is type(args)]
     if action is None and len(names) != 1:
         raise TypeError(f"{type(args).__name__} is the model of {names or 'no built-in action'}: "
                         "name the action")
@@ -60,6 +60,10 @@ class StoppedWhileWaiting(KeyboardInterrupt):
 
 @runtime_checkable
 class Actor(Protocol):
+    """What drives a run. An actor may also define ``closing(env) -> Proposal | None``: the one
+    step it ends with when a budget stops the run (:func:`agent.runner.drive` runs it only if
+    it is a free action, such as Restore Workspace); most actors have none."""
+
     kind: str
     """Recorded as each step's ``actor`` (replay, agent, baseline, human)."""
 

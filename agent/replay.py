@@ -68,7 +68,10 @@ class ReplayActor:
         return cls(load_actions(path))
 
     def extra_actions(self) -> Sequence[ActionSpec]:
-        return ()
+        """Restore Workspace when the actions use it (a tree run's, replayed); none else."""
+        from environments.low_level import RESTORE_WORKSPACE
+
+        return (RESTORE_WORKSPACE,) if any(p.action == RESTORE_WORKSPACE.name for p in self.actions) else ()
 
     def start(self, env: Environment, history: Sequence[Step]) -> None:
         self.position = len(history)

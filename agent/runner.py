@@ -203,6 +203,8 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
             if obs.done:
                 status, reason = "finished", "final answer"
                 break
+        if status in BUDGET_STOPS:
+            reason = _closing_step(run, env, actor, hooks, reason)
     except ActorError as err:
         status, reason = "error", str(err)
     except StoppedWhileWaiting:
@@ -220,6 +222,30 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
         run.finish(status, reason)
         hooks.on_end(run)
     return run.meta
+
+
+BUDGET_STOPS = frozenset({"max_steps", "max_time", "max_tokens", "max_cost"})
+
+
+def _closing_step(run: RunDir, env: Any, actor: Actor, hooks: RunHooks, reason: str) -> str:
+    """After a budget ran out, the one step an actor may still end with (its optional
+    ``closing(env)`` proposal): only a free action (``ActionSpec.free``: no command, no model
+    call), so nothing is computed past the budget, yet the run can end with a workspace the
+    actor chose (the tree agent's best node, not the node the budget cut short). It is recorded
+    like any step, marked ``meta["closing"]``, and the run keeps the budget's status."""
+    closing = getattr(actor, "closing", None)
+    proposal = closing(env) if callable(closing) else None
+    if proposal is None:
+        return reason
+    spec = env.lookup(proposal.action)
+    if spec is None or not spec.free:
+        return (f"{reason}; the actor's closing step {proposal.action!r} was refused (after a "
+                "budget only a free action may run)")
+    obs = env.step(spec.name, proposal.args, actor=actor.kind, meta={**proposal.meta, "closing": True})
+    actor.observe(proposal, obs)
+    run.save_meta()
+    hooks.after_step(run, env.last_step)
+    return f"{reason}; closing step {env.step_count}, {spec.name}: {'failed' if obs.error else 'done'}"
 
 
 def _crash_reason(err: BaseException) -> str:

@@ -93,6 +93,11 @@ class ActionContext(Protocol):
         """The steps taken so far (the run's trace, or an unrecorded session's own), oldest
         first: an action that is rationed (Validate Submission) counts its uses here."""
 
+    def restore_step(self, index: int) -> int:
+        """Make the workspace exactly as step ``index`` left it (0: the start), from the run's
+        snapshot; the number of files it then holds. :class:`ActionFailed` when there is no
+        such recorded, stored snapshot."""
+
 
 Handler = Callable[[ActionContext, Any], "Observation"]
 
@@ -130,6 +135,8 @@ class ActionSpec:
     handler: Handler
     kind: str = "low-level"  # "low-level", "tool" (a method tool), "llm" (agent-side)
     brief: str | None = None  # what it does, in the research prompt's words (else its description)
+    free: bool = False  # runs no command and calls no model: the one kind of step a run may take
+    #                     after a budget ran out (agent.runner.drive's closing step)
 
     def json_schema(self) -> dict[str, Any]:
         return self.args_model.model_json_schema()

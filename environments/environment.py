@@ -36,6 +36,7 @@ from environments.runs import RunDir, Step
 from environments.safefs import WorkspaceError
 from environments.sandboxing import code_mounts, sandbox_limits
 from environments.scoring import evaluate
+from environments.snapshots import SnapshotError
 from environments.task import TaskSpec
 from environments.tool_actions import tool_action
 from environments.validation import VALIDATE, validation_actions
@@ -94,6 +95,29 @@ class Environment:
         """The run's trace, read back (so it counts what earlier sessions did), else this
         unrecorded session's own steps."""
         return self.run.steps() if self.run is not None else list(self._session)
+
+    def restorable(self, index: int) -> bool:
+        """Whether step ``index``'s workspace can be restored: a recorded step whose snapshot
+        was stored (one over the disk cap repeats the step before's files)."""
+        if self.run is None or not 0 <= index <= self.step_count:
+            return False
+        try:
+            return self.run.snapshots.load(f"{index:05d}").stored
+        except (SnapshotError, OSError, ValueError):
+            return False
+
+    def restore_step(self, index: int) -> int:
+        if self.run is None:
+            raise ActionFailed("this session records no snapshots to restore")
+        if not 0 <= index <= self.step_count:
+            raise ActionFailed(f"there is no step {index}: the run has {self.step_count}")
+        if not self.restorable(index):
+            raise ActionFailed(f"step {index}'s snapshot was not stored (the workspace was over its "
+                               "disk cap), so it cannot be restored")
+        try:
+            return len(self.run.restore(index).files)
+        except SnapshotError as err:
+            raise ActionFailed(str(err)) from err
 
     def register(self, spec: ActionSpec) -> None:
         """Add an action (the agent adds its LLM-backed ones); the name must be new."""

@@ -84,6 +84,10 @@ class UndoArgs(ActionArgs):
     script_name: Script = Field(description=SCRIPT)
 
 
+class RestoreArgs(ActionArgs):
+    step: int = Field(ge=0, description="the step whose workspace to go back to (0: the start)")
+
+
 class ExecuteArgs(ActionArgs):
     script_name: Script = Field(description=SCRIPT)
     arguments: Annotated[str, Brief("its command-line arguments, as one string")] = Field(
@@ -181,6 +185,19 @@ def undo_edit(ctx: ActionContext, a: UndoArgs) -> Observation:
     exists = ctx.guard.fs.kind(rel) == "file"
     content = read_text(ctx, rel) if exists else "(the file did not exist before; removed)"
     return ctx.observe(f"Content of {a.script_name} after undo the most recent edit:\n{content}")
+
+
+def restore_workspace(ctx: ActionContext, a: RestoreArgs) -> Observation:
+    files = ctx.restore_step(a.step)
+    return ctx.observe(f"The workspace is as step {a.step} left it ({files} files).")
+
+
+RESTORE_WORKSPACE = ActionSpec(
+    "Restore Workspace", "Use this to make the whole workspace exactly as a recorded step left it "
+    "(its files and outputs), from the run's snapshot.", RestoreArgs, restore_workspace,
+    brief="make the workspace as a step left it", free=True)
+"""Not offered by default: an actor that needs it brings it (the tree agent, to end with its
+best node's workspace without running it again)."""
 
 
 def execute_script(ctx: ActionContext, a: ExecuteArgs) -> Observation:

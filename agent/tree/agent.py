@@ -6,8 +6,12 @@ actions: Write File (the script), Execute Script, and Validate Submission where 
 it and budget is left. Every one of those steps carries ``meta["tree"] = {"node", "parent",
 "op"}``, so the trace is the tree (the TUI and reports need nothing else) and a resume rebuilds
 it. Before each node the agent asks the runner's budgets (:func:`agent.tree.outcome.fits`)
-whether the node and the closing steps still fit; when not, it restores the best node's script,
-re-runs it so the workspace's outputs are that node's, and gives its Final Answer.
+whether the node and the closing steps still fit; when not, it makes the workspace the best
+node's again and gives its Final Answer. The closing is Restore Workspace to the step that ran
+the best node (its script and the outputs that run wrote, from the run's snapshot: nothing runs
+again); only when that snapshot was not stored does it write the script back and re-run it. A
+node that alone overruns a budget is cut short by the runner, which then takes the agent's
+:meth:`TreeAgent.closing` step: the same free restore, so the run still ends with the best node.
 """
 
 from __future__ import annotations
@@ -25,12 +29,19 @@ from agent.tree.policy import GreedyPolicy, Operation
 from agent.tree.settings import TreeSettings
 from environments.actions import ActionSpec
 from environments.environment import Environment
-from environments.low_level import ExecuteArgs, FinalAnswerArgs, WriteFileArgs
+from environments.low_level import (
+    RESTORE_WORKSPACE,
+    ExecuteArgs,
+    FinalAnswerArgs,
+    RestoreArgs,
+    WriteFileArgs,
+)
 from environments.observation import Observation
 from environments.runs import Step
 from environments.validation import VALIDATE, validations_used
 
 WRITE, EXECUTE = "Write File", "Execute Script"  # Write File shares its model with Append File
+RESTORE = RESTORE_WORKSPACE.name
 STARTING = 0  # the node id ``current`` takes while the workspace holds the starting script
 
 
@@ -53,7 +64,7 @@ class TreeAgent:
     # --- the Actor protocol ---------------------------------------------------------------------
 
     def extra_actions(self) -> Sequence[ActionSpec]:
-        return ()
+        return (RESTORE_WORKSPACE,)
 
     def start(self, env: Environment, history: Sequence[Step]) -> None:
         task = env.task
@@ -99,11 +110,19 @@ class TreeAgent:
     def closing_cost(self, env: Environment) -> Cost:
         """The closing steps after one more node, at their worst: that node's script is then in
         the workspace, and unless it turns out the best, the best one (or, with none, the
-        starting script) is written back and re-run before the Final Answer. Counting only what
+        starting script) is restored before the Final Answer: two free steps, or, when its
+        snapshot was not stored, three with a re-run as long as its first. Counting only what
         today's workspace would need let a node that did not beat the best push the restore
         past the budget."""
         best = self.journal.best()
+        if env.restorable(self.restore_step(best)):
+            return Cost(steps=2)
         return Cost(steps=3, seconds=best.seconds if best is not None else self.costliest.seconds)
+
+    @staticmethod
+    def restore_step(best: Node | None) -> int:
+        """The step whose workspace the run should end with: the best node's run, or the start."""
+        return best.step if best is not None and best.step is not None else 0
 
     def grow(self, env: Environment, op: Operation) -> Generator[Proposal, None, None]:
         before = used(env.run.meta) if env.run else Cost()
@@ -120,13 +139,14 @@ class TreeAgent:
             yield proposal(ExecuteArgs(script_name=self.script), tree=tag)
             failed, output = self.last.error, self.last.full_text or self.last.text
             seconds = round(self.last.seconds, 4)  # as the trace keeps it, so a resume agrees
+            ran = env.step_count
             if not failed and self.validating(env):
                 yield Proposal(action=VALIDATE, args={}, meta={"tree": tag})
                 validation = self.last.data
         else:
-            seconds = 0.0
+            seconds, ran = 0.0, None
         settled = settle(node, failed=failed, output=output, metric_name=env.task.metric,
-                         validation=validation).model_copy(update={"seconds": seconds})
+                         validation=validation).model_copy(update={"seconds": seconds, "step": ran})
         self.journal.nodes[-1] = settled
         if env.run is not None:
             after = used(env.run.meta)  # the runner has saved the node's last step by now
@@ -176,10 +196,29 @@ class TreeAgent:
             raise ActorError(str(err)) from err
         return messages  # the smallest; the model cuts what still does not fit
 
+    def closing(self, env: Environment) -> Proposal | None:
+        """The step the runner ends a budget-stopped run with: Restore Workspace to the best
+        node's run when the workspace holds another node's (free: no command, no model)."""
+        return self.restoring(env, self.journal.best())
+
+    def restoring(self, env: Environment, best: Node | None) -> Proposal | None:
+        """Restore Workspace to the best node's run (or the start), if the workspace holds
+        anything else and that snapshot can be restored."""
+        target = best.id if best is not None else STARTING
+        step = self.restore_step(best)
+        if self.current == target or not env.restorable(step):
+            return None
+        return proposal(RestoreArgs(step=step), RESTORE, tree={"node": target, "parent": None, "op": "restore"})
+
     def finish(self, env: Environment) -> Generator[Proposal, None, None]:
         best = self.journal.best()
         target = best.id if best is not None else STARTING
-        if self.current != target:
+        restore = self.restoring(env, best)
+        if restore is not None:
+            yield restore
+            if not self.last.error:
+                self.current = target
+        if self.current != target:  # nothing to restore from: write the script back, run it again
             code = best.code if best is not None else self.starting_code
             tag = {"node": target, "parent": None, "op": "restore"}
             yield proposal(WriteFileArgs(file_name=self.script, content=code), WRITE, tree=tag)
@@ -218,7 +257,7 @@ def rebuild(history: Sequence[Step], journal: Journal, metric: str) -> tuple[Jou
             continue
         if tag.get("op") in ("draft", "improve", "debug"):
             groups.setdefault(int(tag["node"]), []).append(s)
-        if s.action == WRITE:
+        if s.action == WRITE or (s.action == RESTORE and not s.error):
             current = int(tag["node"])
     journal.reserved = max(groups, default=0)
     for node_id, steps in sorted(groups.items()):
@@ -235,5 +274,6 @@ def rebuild(history: Sequence[Step], journal: Journal, metric: str) -> tuple[Jou
         check = next((s for s in steps if s.action == VALIDATE), None)
         journal.add(settle(node, failed=last.error, output=last.observation_full or last.observation,
                            metric_name=metric, validation=check.data if check else None)
-                    .model_copy(update={"seconds": run.seconds if run else 0.0}))
+                    .model_copy(update={"seconds": run.seconds if run else 0.0,
+                                        "step": run.index if run else None}))
     return journal, current

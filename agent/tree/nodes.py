@@ -29,6 +29,8 @@ class Node(BaseModel):
     error: str = Field("", description="the end of a buggy run's output: what a debug prompt shows")
     output: str = Field("", description="the run's output, cut (what an improve prompt shows)")
     seconds: float = 0.0
+    step: int | None = Field(None, description="the step whose snapshot holds the node's script and "
+                             "outputs (its run): what the closing steps restore")
 
 
 class Journal(BaseModel):

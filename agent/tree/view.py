@@ -9,13 +9,19 @@ agent searched, never a second reading of the trace.
 
 from __future__ import annotations
 
+import json
+import stat
 from collections.abc import Sequence
+from pathlib import Path
 
 from pydantic import BaseModel
 
 from agent.tree.agent import WRITE, rebuild
 from agent.tree.nodes import Journal, Node
-from environments.runs import Step
+from environments.runs import RunDir, Step
+from environments.task import TaskError, load_task
+
+SCORE_CAP = 1 << 20  # score.json is a few hundred bytes; anything larger is not ours
 
 
 def has_tree(steps: Sequence[Step]) -> bool:
@@ -52,3 +58,30 @@ def tree_of(steps: Sequence[Step], metric: str, higher_is_better: bool = True) -
                    if s.action == WRITE and node_of(s) and isinstance(s.args, dict)), "")
     best = journal.best()
     return RunTree(journal=journal, script=script, best=best.id if best else None)
+
+
+def _regular(path: Path) -> bool:
+    """A plain file, not a link, FIFO or device: reading one of those could hang or leave the run."""
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
+
+
+def run_metric(run: RunDir) -> tuple[str, bool]:
+    """The run's task metric and direction (how a node's printed value is read): from the
+    prepared task, else from ``score.json``, else unnamed and higher-is-better. One reading for
+    every view (the TUI's Tree tab, ``labcoat report --tree``)."""
+    try:
+        task = load_task(run.meta.task_root, run.meta.task)
+        return task.metric, task.higher_is_better
+    except (TaskError, OSError, ValueError):
+        pass
+    score = run.path / "score.json"
+    if not _regular(score) or score.stat().st_size > SCORE_CAP:
+        return "", True
+    try:
+        data = json.loads(score.read_text())
+        return str(data.get("metric") or ""), data.get("direction", "higher") != "lower"
+    except (OSError, ValueError, AttributeError):
+        return "", True

@@ -33,3 +33,58 @@ def test_paused_time_is_not_the_runs_time(tiny_task, tmp_path):
     assert meta.status == "finished" and meta.final_answer == "done", meta.status_reason
     assert hooks.paused_seconds >= 5.9
     assert meta.totals.seconds < 3.0  # the run's own time: the pauses left out
+
+
+class ClosingActor:
+    """An actor in code that lists files until a budget stops it, then asks for one more step."""
+
+    kind = "agent"
+
+    def __init__(self, closing: tuple[str, dict]) -> None:
+        self.closing_proposal = closing
+        self.observed: list[str] = []
+
+    def extra_actions(self):
+        from environments.low_level import RESTORE_WORKSPACE
+
+        return (RESTORE_WORKSPACE,)
+
+    def start(self, env, history) -> None:
+        pass
+
+    def propose(self, env):
+        from agent.actor import Proposal
+
+        if env.step_count == 0:
+            return Proposal(action="Write File", args={"file_name": "train.py", "content": "print('edited')\n"})
+        return Proposal(action="List Files", args={"dir_path": "."})
+
+    def observe(self, proposal, observation) -> None:
+        self.observed.append(proposal.action)
+
+    def closing(self, env):
+        from agent.actor import Proposal
+
+        action, args = self.closing_proposal
+        return Proposal(action=action, args=args)
+
+
+def test_after_a_budget_only_a_free_closing_step_runs(tiny_task, tmp_path):
+    """The closing step may not compute past the budget: Execute Script is refused (nothing runs,
+    nothing is recorded), Restore Workspace (free) runs, is marked, and keeps the budget's status."""
+    for closing, runs in ((("Execute Script", {"script_name": "train.py"}), False),
+                          (("Restore Workspace", {"step": 0}), True)):
+        actor = ClosingActor(closing)
+        run, task = create_run(tiny_task, actor, tmp_path / f"runs-{runs}", sandbox="local",
+                               budgets=Budgets(max_steps=3))
+        meta = drive(run, task, actor)
+        steps = run.steps()
+        assert meta.status == "max_steps"
+        if not runs:
+            assert len(steps) == 3 and "was refused" in meta.status_reason
+            assert (run.workspace / "train.py").read_text() == "print('edited')\n"
+            continue
+        assert len(steps) == 4 and steps[-1].meta == {"closing": True} and not steps[-1].error
+        assert steps[-1].changed == ["train.py"] and "closing step 4, Restore Workspace: done" in meta.status_reason
+        assert (run.workspace / "train.py").read_text() == (tiny_task / "env" / "train.py").read_text()
+        assert actor.observed[-1] == "Restore Workspace"

@@ -72,8 +72,8 @@ def test_digits_search_drafts_debugs_improves_and_reaches_the_reference(tmp_path
         reply("Standardise, go wider and regularise.", reference + VALIDATE_REFERENCE),
     ])
     actor = tree_agent(model, num_drafts=2, debug_prob=1.0)
-    # 12 steps: the look-ahead keeps room to restore the best after any node (write, run, answer)
-    run, task, meta = run_tree("digits", tmp_path, actor, model, Budgets(max_steps=12))
+    # 11 steps: the look-ahead keeps room to restore the best after any node (restore, answer)
+    run, task, meta = run_tree("digits", tmp_path, actor, model, Budgets(max_steps=11))
     assert meta.status == "finished" and meta.final_answer, meta.status_reason
 
     j = actor.journal
@@ -133,9 +133,9 @@ def test_validation_scores_nodes_and_the_best_node_is_restored(tmp_path):
     steps = RunDir.open(run.path).steps()
     assert [s.action for s in steps] == [
         "Write File", "Execute Script", "Validate Submission", "Write File", "Execute Script",
-        "Validate Submission", "Write File", "Execute Script",
-        "Write File", "Execute Script", "Final Answer"]
-    assert [t["op"] for t in tags(run)][-3:] == ["restore", "restore", "final"]
+        "Validate Submission", "Write File", "Execute Script", "Restore Workspace", "Final Answer"]
+    assert [t["op"] for t in tags(run)][-2:] == ["restore", "final"]
+    assert steps[-2].args == {"step": 5} and not steps[-2].error  # node 2's run: nothing re-run
     assert (run.workspace / "train.py").read_text() == codes[1]
     assert (run.workspace / "result.txt").read_text() == "30"
     assert score_run(run, spec, sandbox="local").value == 30.0
@@ -149,8 +149,8 @@ def test_a_failed_write_makes_a_buggy_node_and_it_is_debugged(tmp_path):
     task = write_task(tmp_path / "ro", read_only="data.txt\ntrain.py\n")
     model = write_replies(tmp_path / "r.txt", [reply("edit", writes(9, 9)), reply("again", writes(8, 8))])
     actor = tree_agent(model, num_drafts=1, debug_prob=1.0)
-    # 6 steps: room for a node of 2 and a restore of 3 before each of the two nodes
-    run, _, meta = run_tree(task, tmp_path, actor, model, Budgets(max_steps=6))
+    # 5 steps: room for a node of 2 and the closing 2 (restore, answer) before each of the two nodes
+    run, _, meta = run_tree(task, tmp_path, actor, model, Budgets(max_steps=5))
     assert meta.status == "finished", meta.status_reason
     first, fix = actor.journal.nodes
     assert first.status == "buggy" and "read-only" in first.error.lower()
@@ -191,25 +191,59 @@ def test_a_step_budget_stops_before_a_node_that_would_not_fit(tiny_task, tmp_pat
     codes = [writes(50, 50), writes(40, 40), writes(70, 70)]
     model = write_replies(tmp_path / "r.txt", [reply(f"try {i}", c) for i, c in enumerate(codes, 1)])
     actor = tree_agent(model, num_drafts=3)
-    # node 1 (2 steps), node 2 (2 steps), then restoring node 1 (2) and the answer: 7 steps
-    run, spec, meta = run_tree(tiny_task, tmp_path, actor, model, Budgets(max_steps=8))
+    # node 1 (2 steps), node 2 (2 steps), then restoring node 1's run (1) and the answer: 6 steps;
+    # a third node would leave 6 + restore + answer = 8 > 7
+    run, spec, meta = run_tree(tiny_task, tmp_path, actor, model, Budgets(max_steps=7))
     assert meta.status == "finished", meta.status_reason
-    assert len(actor.journal.nodes) == 2 and meta.totals.steps == 7
+    assert len(actor.journal.nodes) == 2 and meta.totals.steps == 6
+    restore = RunDir.open(run.path).steps()[-2]
+    assert (restore.action, restore.args, restore.changed) == ("Restore Workspace", {"step": 2},
+                                                              ["result.txt", "train.py"])
     assert (run.workspace / "train.py").read_text() == codes[0]
+    assert (run.workspace / "result.txt").read_text() == "50"
     assert score_run(run, spec, sandbox="local").value == 50.0
+    # its actions replayed (the replay actor brings Restore Workspace when they use it): the same end
+    from agent.actor import Proposal
+    from agent.replay import ReplayActor
+
+    replay = ReplayActor([Proposal(action=s.action, args=s.args) for s in RunDir.open(run.path).steps()])
+    again, _, done = run_tree(tiny_task, tmp_path / "replay", replay, "replay", Budgets())
+    assert done.status == "finished" and not any(s.error for s in RunDir.open(again.path).steps())
+    assert (again.workspace / "result.txt").read_text() == "50"
 
 
 def test_the_look_ahead_keeps_room_to_restore_the_best_after_a_worse_node(tiny_task, tmp_path):
     """Before each node the closing steps are counted at their worst (the node may not beat the
-    best, which must then be written back and re-run): with 6 steps, a second node (2 steps)
-    that came out worse would leave 4 + restore 2 = 6 steps and no room for the Final Answer."""
+    best, which must then be restored): with 5 steps, a second node (2 steps) that came out
+    worse would leave 4 + restore 1 = 5 steps and no room for the Final Answer."""
     codes = [writes(50, 50), writes(40, 40), writes(70, 70)]
     model = write_replies(tmp_path / "r.txt", [reply(f"try {i}", c) for i, c in enumerate(codes, 1)])
     actor = tree_agent(model, num_drafts=3)
-    run, _, meta = run_tree(tiny_task, tmp_path, actor, model, Budgets(max_steps=6))
+    run, _, meta = run_tree(tiny_task, tmp_path, actor, model, Budgets(max_steps=5))
     assert meta.status == "finished" and meta.final_answer, meta.status_reason
     assert len(actor.journal.nodes) == 1 and meta.totals.steps == 3  # node 1, its answer
     assert (run.workspace / "result.txt").read_text() == "50"
+
+
+def test_a_node_that_overruns_the_time_budget_is_cut_short_and_the_best_restored(tiny_task, tmp_path):
+    """The look-ahead counts the costliest node so far, so a node much slower than the others can
+    still run the clock out: the runner stops the run (max_time) and takes the agent's closing
+    step, a free Restore Workspace to the best node's run, so the run ends with that node's
+    script and outputs, not the one the budget cut short."""
+    slow = "import time\nopen('result.txt', 'w').write('40')\ntime.sleep(4)\nprint('validation total 40')\n"
+    model = write_replies(tmp_path / "r.txt", [reply("fast", writes(50, 50)), reply("slow", slow)])
+    actor = tree_agent(model, num_drafts=3)
+    run, spec, meta = run_tree(tiny_task, tmp_path, actor, model, Budgets(max_time=3.0))
+    assert meta.status == "max_time", meta.status_reason
+    steps = RunDir.open(run.path).steps()
+    assert [s.action for s in steps] == ["Write File", "Execute Script", "Write File", "Execute Script",
+                                         "Restore Workspace"]
+    closing = steps[-1]
+    assert closing.meta["closing"] and closing.meta["tree"]["op"] == "restore" and closing.args == {"step": 2}
+    assert "closing step 5, Restore Workspace: done" in meta.status_reason
+    assert (run.workspace / "train.py").read_text() == writes(50, 50)
+    assert (run.workspace / "result.txt").read_text() == "50"
+    assert score_run(run, spec, sandbox="local").value == 50.0  # the run's result: its last step
 
 
 # ---- replies without a script ---------------------------------------------------------------------
@@ -254,7 +288,7 @@ class StopAfter(RunHooks):
 
 
 @pytest.mark.parametrize("stop_after, later, ids, steps", [
-    (2, [40], [1, 2], 7),      # stopped between nodes: node 1 kept, restored at the end
+    (2, [40], [1, 2], 6),      # stopped between nodes: node 1 kept, restored at the end
     (1, [40, 70], [2, 3], 6),  # stopped inside node 1: it is dropped, its id not reused
 ])
 def test_a_resumed_search_rebuilds_the_tree_from_the_trace(stop_after, later, ids, steps, tiny_task,
@@ -262,7 +296,7 @@ def test_a_resumed_search_rebuilds_the_tree_from_the_trace(stop_after, later, id
     first = write_replies(tmp_path / "a.txt", [reply("try 1", writes(50, 50))])
     actor = tree_agent(first, num_drafts=2)
     run, spec = create_run(tiny_task, actor, tmp_path / "runs", sandbox="local", model=first,
-                           budgets=Budgets(max_steps=8))
+                           budgets=Budgets(max_steps=7))
     assert drive(run, spec, actor, hooks=StopAfter(stop_after)).status == "interrupted"
     codes = [writes(v, v) for v in later]
     second = write_replies(tmp_path / "b.txt", [reply(f"later {v}", c) for v, c in zip(later, codes)])
@@ -314,7 +348,7 @@ def test_a_small_window_drops_old_memory_then_the_starting_script(tmp_path):
                                                    enumerate(codes, 1)]).removeprefix("scripted/"))
     model = SmallWindow(path)
     actor = TreeAgent(model, TreeSettings(policy=PolicySettings(num_drafts=2, debug_prob=0.0)))
-    _, _, meta = run_tree(task, tmp_path, actor, model.name, Budgets(max_steps=10))
+    _, _, meta = run_tree(task, tmp_path, actor, model.name, Budgets(max_steps=9))
     assert meta.status == "finished", meta.status_reason
     assert [n.kind for n in actor.journal.nodes] == ["draft", "draft", "improve"]
     assert all(n <= model.window for n, _ in model.sent)

@@ -84,7 +84,7 @@ def test_labcoat_run_agent_tree_records_the_tree_and_resumes_its_config(tiny_tas
     res = CliRunner().invoke(app, [
         "run", str(tiny_task), "--agent", "tree", "--model", model, "--num-drafts", "2",
         "--debug-prob", "0", "--skip-validation", "--sandbox", "local", "--runs-dir", str(tmp_path / "runs"),
-        "--max-steps", "8", "--json"])
+        "--max-steps", "7", "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["status"] == "finished", out["status_reason"]
@@ -108,7 +108,7 @@ def test_a_batch_in_tree_mode(tiny_task, tmp_path):
              for seed, values in ((0, (6, 60)), (1, (50, 5))) for i, v in enumerate(values)]
     replies.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     spec = BatchSpec(tasks=[str(tiny_task)], models=[f"scripted/{replies}"], seeds=[0, 1],
-                     sandbox="local", budgets=Budgets(max_steps=8),
+                     sandbox="local", budgets=Budgets(max_steps=7),
                      actor=ActorConfig(kind="tree", tree=TreeSettings(
                          policy=PolicySettings(num_drafts=2, debug_prob=0.0))))
     result = run_batch(tmp_path / "batch", spec)

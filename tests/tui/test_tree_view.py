@@ -44,7 +44,7 @@ def tree_run(tmp_path) -> RunDir:
     model = write_replies(tmp_path / "r.txt", REPLIES)
     actor = TreeAgent(make_model(model), TreeSettings(policy=PolicySettings(num_drafts=1, debug_prob=1.0)))
     run, spec = create_run(task, actor, tmp_path / "runs", sandbox="local", model=model, agent="tree",
-                           budgets=Budgets(max_steps=10))
+                           budgets=Budgets(max_steps=9))
     assert drive(run, spec, actor).status == "finished"
     return RunDir.open(run.path)
 
@@ -140,7 +140,7 @@ async def test_a_live_tree_run_from_the_setup_form_grows_its_tree(tmp_path):
         form.query_one("#setup-model", Input).value = model
         form.query_one("#setup-num-drafts", Input).value = "1"
         form.query_one("#setup-debug-prob", Input).value = "1"
-        form.query_one("#setup-max-steps", Input).value = "10"
+        form.query_one("#setup-max-steps", Input).value = "9"
         await click(pilot, "#setup-start")
         await wait_for(pilot, lambda: isinstance(app.screen, RunScreen))
         screen = app.screen

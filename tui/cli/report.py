@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.markup import escape
 
 from tui.cli.common import (
     JSON_OPT,
@@ -49,8 +51,16 @@ def report_cmd(
         "compared (score per step after each fork point, final score)"),
     diff: bool = typer.Option(False, "--diff", help="with --family: each fork's final workspace "
                               "diffed against the run it was forked from"),
+    tree: Optional[Path] = typer.Option(
+        None, "--tree", help="a tree run's directory (--agent tree): its nodes (parent, op, status, "
+        "metric, seconds, plan) with the best marked"),
 ) -> None:
     """Success rate, improvement ± stderr, steps, tokens, cost, time and failures per task × model."""
+    if tree is not None:
+        if runs_dir is not None or compare or where or plots or family is not None or diff:
+            fail("--tree RUN_DIR lists one tree run's nodes: give it alone (with --json, "
+                 "--markdown or --wide)")
+        return tree_report(tree, as_json=as_json, markdown=markdown, wide=wide)
     if family is not None:
         if runs_dir is not None or compare or where or plots:
             fail("--family RUN_DIR compares one run's forks: give it alone (with --json, "
@@ -154,3 +164,31 @@ def family_report(run_dir: Path, *, as_json: bool, markdown: bool, diff: bool, w
                                            or "identical final workspaces"))
         for f in d.files:
             typer.echo(f.diff.rstrip("\n") if f.diff else f"  {f.path}: {f.note}" if f.note else "")
+
+
+def tree_report(run_dir: Path, *, as_json: bool, markdown: bool, wide: bool) -> None:
+    """``labcoat report --tree RUN_DIR``: every node of a tree run, the best marked."""
+    from tui.cli.tree_report import (
+        TreeReportError,
+        footer,
+        header,
+        load_tree_report,
+        rich_cells,
+        tree_columns,
+        tree_markdown,
+    )
+
+    try:
+        report = load_tree_report(run_dir)
+    except TreeReportError as err:
+        fail(str(err))
+        raise  # unreachable: fail() exits
+    if as_json:
+        typer.echo(report.model_dump_json(indent=2))
+    elif markdown:
+        typer.echo(tree_markdown(report), nl=False)
+    else:
+        cols = [replace(c, name=escape(c.name)) for c in tree_columns(report)]
+        print_table(escape(header(report)), cols,
+                    rich_cells(report, None if wide else console.width), wide=wide)
+        console.print(footer(report), markup=False, highlight=False)

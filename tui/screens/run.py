@@ -3,7 +3,6 @@ live for human and agent runs."""
 
 from __future__ import annotations
 
-import json
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -21,9 +20,8 @@ from textual.widgets import (
 )
 from textual.widgets.option_list import Option
 
-from agent.tree.view import has_tree, node_of
+from agent.tree.view import has_tree, node_of, run_metric
 from environments.runs import RunDir, Step
-from environments.task import TaskError, load_task
 from tui.messages import (
     ActionFailed,
     ProposalPending,
@@ -219,7 +217,7 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
         if self.tree_tab:
             return
         self.tree_tab = True
-        metric, higher = task_metric(self.run)
+        metric, higher = run_metric(self.run)
         view = TreeView(self.run, metric, higher, id="tree-view")
         self.query_one("#side", TabbedContent).add_pane(TabPane("Tree", view, id="tab-tree"))
 
@@ -474,16 +472,3 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
                 self.app.score_run(self.run.path)
 
 
-def task_metric(run: RunDir) -> tuple[str, bool]:
-    """The run's task metric and direction (how a tree node's printed value is read), from its
-    prepared task; from its score when the prepared copy is gone; else unnamed."""
-    try:
-        task = load_task(run.meta.task_root, run.meta.task)
-        return task.metric, task.higher_is_better
-    except (TaskError, OSError):
-        score = run.path / "score.json"
-        try:
-            data = json.loads(score.read_text())
-            return str(data.get("metric") or ""), data.get("direction", "higher") != "lower"
-        except (OSError, ValueError, AttributeError):
-            return "", True
