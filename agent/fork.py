@@ -9,9 +9,18 @@ what makes continuations comparable (a re-run of a model would not reproduce it)
 Budgets count the whole episode: the fork's totals start at what the prefix used
 (``ForkOrigin.inherited``: its steps; its model calls' tokens, cost and seconds from the
 parent's ``llm/calls.jsonl``; its actions' seconds), so a fork continued with the parent's
-limits stops where the parent would have. Undo history is not inherited (the parent's
-``backups/`` is one stack per file, not per step): Undo Edit Script in a fork reaches back
-only to edits made in the fork.
+limits stops where the parent would have.
+
+The Undo history is inherited as it stood right after step K: each file's stack holds the
+versions pushed by steps <= K less those Undo popped at steps <= K (the parent's
+``backups/log.jsonl`` records the step of each push and pop; :func:`environments.backups.inherit`
+replays it up to K). So Undo Edit Script in the fork goes back exactly as far as it could have
+in the parent right after step K; an edit after K is not on the fork's stack. The version files
+are copied, read by descriptor (a symlink or FIFO among the parent's backups is never followed
+nor waited on); the parent's ``backups/`` is never written. What was taken over, and why a file
+was not, is in the fork's ``backups/inherited.json``: a run from before steps were recorded
+(``backups/index.json`` only) gives no inherited history, and a file with an unreadable kept
+version gives none for that file; Undo of those reaches only the fork's own edits.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from agent.actor import Actor
 from agent.config import ActorConfig, build
 from agent.replay import ACTIONS_FILE, kept_actions
 from agent.runner import new_meta, resolve_budgets, task_of
+from environments.backups import inherit
 from environments.runs import Budgets, ForkOrigin, RunDir, Step, Totals
 from environments.snapshots import SnapshotError
 from environments.task import TaskSpec
@@ -142,6 +152,7 @@ def fork_run(parent: RunDir | Path, at: int, actor: Actor, runs_dir: Path | None
         run = RunDir.create_fork(Path(runs_dir) if runs_dir else parent.path.parent, meta, parent, prefix)
     except SnapshotError as err:
         raise ForkError(f"cannot fork {parent.meta.run_id} at step {at}: {err}") from err
+    inherit(parent.backups_dir, run.backups_dir, at)
     _copy_calls(parent, run, at)
     if config.kind == "replay" and config.actions is not None:
         _keep_replay(parent, prefix, run, Path(config.actions))

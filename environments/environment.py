@@ -65,7 +65,7 @@ class Environment:
         self.observation_cap = observation_cap
         self.guard = PathGuard(self.workspace, task.is_read_only)
         backups_dir = run.backups_dir if run else Path(tempfile.mkdtemp(prefix="labcoat-backups-"))
-        self.backups = Backups(backups_dir)
+        self.backups = Backups(backups_dir, trace=run.trace_path if run else None)  # edits' steps
         self.actions: dict[str, ActionSpec] = {}
         offered = validation_actions(task, evaluate)  # the task's declared feedback channel only
         for spec in [*LOW_LEVEL_ACTIONS, *(tool_action(t) for t in task.tools), *offered]:

@@ -241,3 +241,176 @@ def test_family_flags_used_wrongly_are_clear_errors(original, tmp_path):
     assert "give it alone" in cli_error("report", str(tmp_path), "--family", str(original.path))
     assert "--diff goes with --family" in cli_error("report", str(tmp_path), "--diff")
     assert "not a run directory" in cli_error("report", "--family", str(tmp_path))
+
+
+# --- the Undo history a fork inherits (environments/backups.py's log, replayed up to K) ----------
+
+UNDO = {"action": "Undo Edit Script", "args": {"script_name": "train.py"}}
+FINAL = {"action": "Final Answer", "args": {"final_answer": "done"}}
+
+
+def _version(n: int) -> dict:
+    return _write("train.py", f"print('v{n}')\n")
+
+
+def _parent(tiny_task, tmp_path, actions: list[dict]) -> RunDir:
+    out = cli("run", str(tiny_task), "--actions", str(_jsonl(tmp_path / "parent.jsonl", actions)),
+              "--sandbox", "local", "--runs-dir", str(tmp_path / "runs"), "--no-score")
+    assert out["status"] == "finished", out
+    return RunDir.open(out["run_dir"])
+
+
+def _fork(parent: RunDir, at: int, tmp_path, continuation: list[dict]) -> RunDir:
+    cont = _jsonl(tmp_path / f"cont-{at}.jsonl", continuation)
+    out = cli("run", "--fork", str(parent.path), "--at", str(at), "--actions", str(cont), "--no-score")
+    return RunDir.open(out["run_dir"])
+
+
+def _stack_steps(run: RunDir) -> dict[str, list[int | None]]:
+    from environments.backups import Backups
+
+    return {rel: [e.step for e in stack] for rel, stack in Backups(run.backups_dir).stacks.items()}
+
+
+def test_undo_in_a_fork_goes_back_as_the_parent_could_right_after_the_fork_step(tiny_task, tmp_path):
+    parent = _parent(tiny_task, tmp_path, [_version(1), _version(2), _write("notes.md", "n\n"),
+                                           _version(3), FINAL])
+    before = tree(parent.backups_dir)
+    assert _stack_steps(parent) == {"train.py": [1, 2, 4], "notes.md": [3]}
+    fork = _fork(parent, 3, tmp_path, [UNDO, UNDO, UNDO, {"action": "Undo Edit Script",
+                                                           "args": {"script_name": "notes.md"}}, FINAL])
+    own = fork.steps()[3:]
+    assert "print('v1')" in own[0].observation and not own[0].error  # the version before step 2
+    original = (tiny_task / "env" / "train.py").read_text()
+    assert original.strip() in own[1].observation  # the version before step 1: the task's
+    assert own[2].error and "no earlier version" in own[2].observation  # step 4's edit is not there
+    assert not own[3].error and not (fork.workspace / "notes.md").exists()
+    assert (fork.workspace / "train.py").read_text() == original
+    record = json.loads((fork.backups_dir / "inherited.json").read_text())
+    assert record["files"] == {"train.py": 2, "notes.md": 1} and record["not_inherited"] == {}
+    # the parent's history, byte for byte, after the fork was made and after its Undos
+    assert tree(parent.backups_dir) == before
+    assert _stack_steps(parent) == {"train.py": [1, 2, 4], "notes.md": [3]}
+
+
+def test_a_fork_inherits_the_stack_with_undos_up_to_k_and_not_those_after(tiny_task, tmp_path):
+    """Undo at step <= K pops the fork's stack too; one after K does not, and the version it
+    popped (whose file the parent keeps) is still the fork's to undo to."""
+    parent = _parent(tiny_task, tmp_path, [_version(1), _version(2), UNDO, _version(3), UNDO,
+                                           _version(4), FINAL])
+    assert _stack_steps(parent) == {"train.py": [1, 6]}
+    before = tree(parent.backups_dir)
+    fork = _fork(parent, 4, tmp_path, [UNDO, UNDO, UNDO, FINAL])
+    own = fork.steps()[4:]
+    assert "print('v1')" in own[0].observation  # what step 4 overwrote (Undo at 5 is not the fork's)
+    assert (tiny_task / "env" / "train.py").read_text().strip() in own[1].observation
+    assert own[2].error
+    early = _fork(parent, 3, tmp_path, [UNDO, UNDO, FINAL])  # after step 3's Undo: one left
+    assert [s.error for s in early.steps()[3:5]] == [False, True]
+    assert tree(parent.backups_dir) == before
+
+
+def test_a_fork_of_a_fork_inherits_the_history_its_parent_inherited(tiny_task, tmp_path):
+    parent = _parent(tiny_task, tmp_path, [_version(1), _version(2), UNDO, _version(3), FINAL])
+    child = _fork(parent, 4, tmp_path, [_version(9), FINAL])
+    assert _stack_steps(child) == {"train.py": [1, 4, 5]}
+    grandchild = _fork(child, 2, tmp_path, [UNDO, UNDO, FINAL])  # before step 3's Undo
+    own = grandchild.steps()[2:]
+    assert "print('v1')" in own[0].observation and not own[1].error
+
+
+def _make_legacy(run: RunDir) -> None:
+    """The run's backups as labcoat kept them before step records: index.json, no log."""
+    from environments.backups import Backups
+
+    stacks = Backups(run.backups_dir).stacks
+    (run.backups_dir / "index.json").write_text(json.dumps({r: [e.entry for e in s] for r, s in stacks.items()}))
+    (run.backups_dir / "log.jsonl").unlink()
+
+
+def test_an_older_run_without_step_records_forks_without_inherited_history(tiny_task, tmp_path):
+    parent = _parent(tiny_task, tmp_path, [_version(1), _version(2), _version(3), FINAL])
+    _make_legacy(parent)
+    before = tree(parent.backups_dir)
+    fork = _fork(parent, 2, tmp_path, [UNDO, _version(7), UNDO, FINAL])
+    own = fork.steps()[2:]
+    assert own[0].error and "no earlier version" in own[0].observation
+    assert not own[2].error and "print('v2')" in own[2].observation  # its own edit undoes
+    record = json.loads((fork.backups_dir / "inherited.json").read_text())
+    assert record["files"] == {} and "before steps were recorded" in record["note"]
+    assert "older run" in record["not_inherited"]["train.py"]
+    assert tree(parent.backups_dir) == before
+
+
+def _top_entry(run: RunDir, rel: str = "train.py") -> Path:
+    from environments.backups import Backups
+
+    return run.backups_dir / Backups(run.backups_dir).stacks[rel][-1].entry
+
+
+def _plant_symlink(run: RunDir, secret: Path) -> None:
+    entry = _top_entry(run)
+    entry.unlink()
+    entry.symlink_to(secret)
+
+
+def _plant_fifo(run: RunDir, secret: Path) -> None:
+    import os
+
+    entry = _top_entry(run)
+    entry.unlink()
+    os.mkfifo(entry)
+
+
+def _plant_escape(run: RunDir, secret: Path) -> None:
+    """Log entries naming files outside backups/ (a relative escape, an absolute path)."""
+    log = run.backups_dir / "log.jsonl"
+    name = _top_entry(run).name
+    rel = Path("..", "..", "..", *secret.relative_to(secret.anchor).parts).as_posix()
+    lines = log.read_text().replace(f'"{name}"', json.dumps(rel), 1)
+    log.write_text(lines + json.dumps({"op": "push", "path": "train.py", "entry": str(secret), "step": 1}) + "\n")
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("plant", [_plant_symlink, _plant_fifo, _plant_escape])
+def test_a_hostile_parent_backup_is_never_followed_read_or_waited_on(tiny_task, tmp_path, plant):
+    from agent.replay import ReplayActor
+    from environments.backups import Backups
+
+    parent = _parent(tiny_task, tmp_path, [_version(1), _version(2), _write("notes.md", "n\n"), FINAL])
+    secret = tmp_path / "host-secret.txt"
+    secret.write_text("HOST SECRET\n")
+    plant(parent, secret)
+    before = {p.name: (p.lstat().st_mode, p.read_bytes() if p.is_file() and not p.is_symlink() else None)
+              for p in parent.backups_dir.iterdir()}
+    fork, _ = fork_run(parent, 3, ReplayActor([]), config=fork_config(parent, {})[0])
+    record = json.loads((fork.backups_dir / "inherited.json").read_text())
+    assert "train.py" in record["not_inherited"] and record["files"] == {"notes.md": 1}
+    assert all(b"HOST SECRET" not in p.read_bytes() for p in fork.backups_dir.iterdir())
+    assert not any(p.is_symlink() for p in fork.backups_dir.iterdir())
+    assert list(Backups(fork.backups_dir).stacks) == ["notes.md"]
+    assert secret.read_text() == "HOST SECRET\n"
+    assert {p.name: (p.lstat().st_mode, p.read_bytes() if p.is_file() and not p.is_symlink() else None)
+            for p in parent.backups_dir.iterdir()} == before
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "huge"])
+def test_a_parent_log_that_is_not_a_plain_file_gives_no_history_and_a_working_fork(tiny_task, tmp_path, kind):
+    import os
+
+    parent = _parent(tiny_task, tmp_path, [_version(1), _version(2), FINAL])
+    log = parent.backups_dir / "log.jsonl"
+    if kind == "huge":
+        with log.open("ab") as f:
+            f.truncate(65 << 20)  # sparse: larger than a fork reads
+    else:
+        fake = tmp_path / "fake-log.jsonl"
+        fake.write_bytes(log.read_bytes())
+        log.unlink()
+        log.symlink_to(fake) if kind == "symlink" else os.mkfifo(log)
+    fork = _fork(parent, 1, tmp_path, [UNDO, _version(5), UNDO, FINAL])
+    own = fork.steps()[1:]
+    assert own[0].error and not own[2].error and "print('v1')" in own[2].observation
+    record = json.loads((fork.backups_dir / "inherited.json").read_text())
+    assert record["files"] == {} and "log" in record["note"]
