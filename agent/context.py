@@ -28,6 +28,7 @@ gets the richest context that fits it (:func:`fit_messages`).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -100,6 +101,23 @@ def whole(action: str, observation: str, s: ContextSettings) -> str:
 def needs_summary(observation: str, s: ContextSettings) -> bool:
     """Whether an observation gets a summary when it is recorded (it is long)."""
     return bool(s.summarize_over) and len(observation) > s.summarize_over
+
+
+SUMMARY_MIN_WORDS = 8
+PARROTED = ("too long to keep in full", "summarize the observation")  # the prompt's own words
+
+
+def checked_summary(summary: str | None, observation: str, s: ContextSettings) -> str:
+    """The fast model's summary less any sentence that only says the prompt's words back; when
+    too little is left (a small local model's "The observation is too long to keep in full."),
+    the observation's head and tail within about ``summary_words`` words, marked, instead: a
+    long observation is never replaced by nothing."""
+    sentences = re.split(r"(?<=[.!?])\s+", (summary or "").strip())
+    kept = " ".join(x for x in sentences if not any(p in x.lower() for p in PARROTED)).strip()
+    if len(kept.split()) >= SUMMARY_MIN_WORDS:
+        return kept
+    excerpt, _ = cap_text(observation, s.summary_words * 6)
+    return f"[the summary said nothing; the observation's head and tail:]\n{excerpt}"
 
 
 def _args_text(args: dict[str, Any] | str) -> str:

@@ -22,6 +22,7 @@ from agent.context import (
     ContextSettings,
     budget_line,
     build_messages,
+    checked_summary,
     fit_messages,
     needs_summary,
     older_line,
@@ -136,7 +137,8 @@ class ResearchAgent:
             prompt = prompts.SUMMARIZE_OBSERVATION.format(
                 action=action, observation=obs.text, chars=len(obs.full_text or obs.text),
                 words=self.settings.summary_words)
-            summary = self._call(self.fast, [{"role": "user", "content": prompt}], "summarize").text
+            reply = self._call(self.fast, [{"role": "user", "content": prompt}], "summarize").text
+            summary = checked_summary(reply, obs.full_text or obs.text, self.settings)
         index = self.steps[-1].index + 1 if self.steps else 1
         step = AgentStep(index, proposal.action, proposal.args, obs.text, obs.error,
                          fields.get("Thought", ""), summary, fields, obs.data)

@@ -86,6 +86,22 @@ def test_long_observations_are_summarised_by_the_fast_model(tiny_task, tmp_path)
     assert "line 1500 of x noise" in (run.steps()[1].observation_full or run.steps()[1].observation)
 
 
+def test_a_summary_that_says_nothing_is_replaced_by_the_observations_ends(tiny_task, tmp_path):
+    """A small local model may answer the summary prompt with its own words: the agent then keeps
+    the observation's head and tail, so the run's final line is still in the prompt."""
+    big = "print('\\n'.join(f'line {i} of ' + 'xyz'[i % 3] + ' noise' for i in range(2000)))\nprint('validation total 99')\n"
+    main = [react("Write File", {"file_name": "big.py", "content": big}),
+            react("Execute Script", {"script_name": "big.py"}),
+            react("Final Answer", {"final_answer": "x"})]
+    run, _, meta = episode(tiny_task, tmp_path, write_replies(tmp_path / "m.txt", main),
+                           fast_model=write_replies(tmp_path / "f.txt", ["The observation is too long to keep in full."]))
+    assert meta.status == "finished"
+    calls = [json.loads(x) for x in (run.path / "llm" / "calls.jsonl").read_text().splitlines()]
+    last_prompt = calls[-1]["messages"][1]["content"]
+    assert "[the summary said nothing; the observation's head and tail:]" in last_prompt
+    assert "validation total 99" in last_prompt and "line 1500 of x noise" not in last_prompt
+
+
 def test_context_keeps_last_steps_whole_and_older_ones_as_lines(tiny_task, tmp_path):
     replies = [react("List Files", {"dir_path": "."}, thought=f"look {i}", plan=f"plan v{i}") for i in range(5)]
     replies.append(react("Final Answer", {"final_answer": "x"}))

@@ -370,3 +370,23 @@ def test_plans_rewritten_every_step_collapse_the_history_sooner_and_spent_ones_l
     last = prompts_[-1]
     assert "Step 1: Execute Script(train.py) -> ran 1\n" in last
     assert last[:_first_whole(last)].count("Plan, rewritten:") == 1  # the last rewrite's; those before dropped
+
+
+@pytest.mark.parametrize("said", ["", "The observation is too long to keep in full.", "ok, done",
+                                  "Summarize the observation objectively: it is long. Too long to keep in full."])
+def test_a_summary_that_says_nothing_gives_way_to_the_observations_head_and_tail(said):
+    from agent.context import checked_summary
+
+    log = "start of the run\n" + "\n".join(f"noise line {i}" for i in range(400)) + "\nvalidation accuracy 0.91"
+    shown = checked_summary(said, log, ContextSettings())
+    assert shown.startswith("[the summary said nothing") and "start of the run" in shown
+    assert shown.endswith("validation accuracy 0.91") and len(shown) < len(log) // 3
+
+
+def test_a_real_summary_is_kept_less_the_prompts_words_said_back():
+    from agent.context import checked_summary
+
+    said = ("The observation is too long to keep in full. The script trained for 41 epochs and "
+            "reached a validation accuracy of 0.91.")
+    assert checked_summary(said, "x" * 5000, ContextSettings()) == (
+        "The script trained for 41 epochs and reached a validation accuracy of 0.91.")
