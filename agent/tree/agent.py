@@ -86,7 +86,13 @@ class TreeAgent:
         return next(self.gen, None)  # the search always ends with its Final Answer
 
     def observe(self, proposal: Proposal, observation: Observation) -> None:
+        """Also follows which node's script the workspace holds, here rather than in the search:
+        the runner may stop the run right after a step, and the closing step must then see the
+        workspace as that step left it (the same reading :func:`rebuild` makes of the trace)."""
         self.last = observation
+        tag = proposal.meta.get("tree")
+        if isinstance(tag, dict) and proposal.action in (WRITE, RESTORE) and not observation.error:
+            self.current = int(tag["node"])
 
     # --- the search, as a generator of proposals (each sees self.last afterwards) ---------------
 
@@ -132,8 +138,6 @@ class TreeAgent:
                                      code=code, plan=plan))
         tag = {"node": node.id, "parent": node.parent, "op": node.kind}
         yield proposal(WriteFileArgs(file_name=self.script, content=code), WRITE, tree=tag, plan=plan)
-        if not self.last.error:
-            self.current = node.id
         failed, output, validation = self.last.error, self.last.full_text or self.last.text, None
         if not failed:
             yield proposal(ExecuteArgs(script_name=self.script), tree=tag)
@@ -216,14 +220,11 @@ class TreeAgent:
         restore = self.restoring(env, best)
         if restore is not None:
             yield restore
-            if not self.last.error:
-                self.current = target
         if self.current != target:  # nothing to restore from: write the script back, run it again
             code = best.code if best is not None else self.starting_code
             tag = {"node": target, "parent": None, "op": "restore"}
             yield proposal(WriteFileArgs(file_name=self.script, content=code), WRITE, tree=tag)
             yield proposal(ExecuteArgs(script_name=self.script), tree=tag)
-            self.current = target
         yield proposal(FinalAnswerArgs(final_answer=self.summary(env, best)),
                        tree={"node": target, "parent": None, "op": "final"})
 

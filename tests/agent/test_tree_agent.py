@@ -246,6 +246,25 @@ def test_a_node_that_overruns_the_time_budget_is_cut_short_and_the_best_restored
     assert score_run(run, spec, sandbox="local").value == 50.0  # the run's result: its last step
 
 
+def test_a_budget_spent_by_a_nodes_model_call_still_ends_with_the_best(tiny_task, tmp_path):
+    """The runner checks the budgets between steps, so a node whose model call alone spends the
+    token budget has its script written and then the run stops, before it runs: the workspace
+    then holds that node's script beside the best node's outputs. The closing step must see
+    what the workspace holds (the written script), not what the search last settled."""
+    codes = [writes(50, 50), writes(40, 40) + "# " + "a longer second script; " * 40 + "\n"]
+    model = write_replies(tmp_path / "r.txt", [reply(f"try {i}", c) for i, c in enumerate(codes, 1)])
+    _, _, measured = run_tree(tiny_task, tmp_path / "a", tree_agent(model, num_drafts=3), model,
+                              Budgets(max_steps=5))
+    one = measured.totals.tokens_in + measured.totals.tokens_out
+    actor = tree_agent(model, num_drafts=3)
+    run, spec, meta = run_tree(tiny_task, tmp_path / "b", actor, model, Budgets(max_tokens=int(2.05 * one)))
+    steps = RunDir.open(run.path).steps()
+    assert meta.status == "max_tokens", meta.status_reason
+    assert [s.action for s in steps] == ["Write File", "Execute Script", "Write File", "Restore Workspace"]
+    assert (run.workspace / "train.py").read_text() == codes[0]
+    assert (run.workspace / "result.txt").read_text() == "50"
+
+
 # ---- replies without a script ---------------------------------------------------------------------
 
 def test_a_reply_without_a_script_is_asked_again_and_then_ends_the_run(tiny_task, tmp_path):
