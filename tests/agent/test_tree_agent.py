@@ -257,7 +257,7 @@ def test_a_budget_spent_by_a_nodes_model_call_still_ends_with_the_best(tiny_task
                               Budgets(max_steps=5))
     one = measured.totals.tokens_in + measured.totals.tokens_out
     actor = tree_agent(model, num_drafts=3)
-    run, spec, meta = run_tree(tiny_task, tmp_path / "b", actor, model, Budgets(max_tokens=int(2.05 * one)))
+    run, _, meta = run_tree(tiny_task, tmp_path / "b", actor, model, Budgets(max_tokens=int(2.05 * one)))
     steps = RunDir.open(run.path).steps()
     assert meta.status == "max_tokens", meta.status_reason
     assert [s.action for s in steps] == ["Write File", "Execute Script", "Write File", "Restore Workspace"]
