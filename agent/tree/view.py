@@ -60,7 +60,7 @@ def tree_of(steps: Sequence[Step], metric: str, higher_is_better: bool = True) -
     return RunTree(journal=journal, script=script, best=best.id if best else None)
 
 
-def _regular(path: Path) -> bool:
+def regular_file(path: Path) -> bool:
     """A plain file, not a link, FIFO or device: reading one of those could hang or leave the run."""
     try:
         return stat.S_ISREG(path.lstat().st_mode)
@@ -78,7 +78,7 @@ def run_metric(run: RunDir) -> tuple[str, bool]:
     except (TaskError, OSError, ValueError):
         pass
     score = run.path / "score.json"
-    if not _regular(score) or score.stat().st_size > SCORE_CAP:
+    if not regular_file(score) or score.stat().st_size > SCORE_CAP:
         return "", True
     try:
         data = json.loads(score.read_text())

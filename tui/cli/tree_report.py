@@ -19,7 +19,7 @@ from rich.markup import escape
 
 from agent.tree.nodes import Node, NodeKind
 from agent.tree.prompts import last_line
-from agent.tree.view import _regular, has_tree, run_metric, tree_of
+from agent.tree.view import has_tree, regular_file, run_metric, tree_of
 from environments.report import _md_table
 from environments.runs import RunDir
 from tui.cli.common import Col, num
@@ -68,7 +68,7 @@ def open_run(run_dir: Path) -> RunDir:
     if not run_dir.is_dir():
         raise TreeReportError(f"{run_dir}: no such run directory")
     meta = run_dir / "run.json"
-    if not _regular(meta):
+    if not regular_file(meta):
         raise TreeReportError(f"{run_dir}: " + ("run.json is not a regular file" if os.path.lexists(meta)
                                                 else "not a run directory (no run.json)"))
     try:
@@ -76,7 +76,7 @@ def open_run(run_dir: Path) -> RunDir:
     except (OSError, ValueError) as err:  # pydantic's ValidationError is a ValueError
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise TreeReportError(f"{run_dir}: unreadable run.json ({first})") from err
-    if run.trace_path.exists() and not _regular(run.trace_path):
+    if run.trace_path.exists() and not regular_file(run.trace_path):
         raise TreeReportError(f"{run_dir}: trace.jsonl is not a regular file")
     return run
 
