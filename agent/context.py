@@ -5,9 +5,10 @@ the system message, identical every step so providers can cache it. The step mes
 steps, each as one entry that opens with ``Step 7: Execute Script`` and its Research Plan and
 Status's change; a collapsed step ends there, its line adding the arguments and what the
 observation reported, and a whole step goes on with its thought, input and observation. Last come
-only the budget and, when the steps do not end with it, the latest plan: no request, the format
-is in the system message. The message only grows between collapses, so each prompt opens with
-the previous one but its budget (providers' prefix caches, llama.cpp's KV cache). Nothing that
+only the latest plan (when the steps do not end with it), the budget and the request (a small
+model needs it last: without it the 0.5B model edits before it has looked at anything). The
+message only grows between collapses, so each prompt opens with the previous one but that tail
+(providers' prefix caches, llama.cpp's KV cache). Nothing that
 stays is written again: a plan is told once, as its change from the one before it
 (:func:`plan_change`). The whole steps stay as written while later ones are appended after
 them, until they (their observations and plan changes) pass ``whole_chars`` (or number
@@ -298,7 +299,8 @@ def _entries(steps: list[AgentStep], plans: list[str], s: ContextSettings) -> tu
     return older, whole
 
 
-def step_message(steps: list[AgentStep], plan: str, budget: str, s: ContextSettings) -> dict[str, Any]:
+def step_message(steps: list[AgentStep], plan: str, budget: str, s: ContextSettings,
+                 mode: str = "react") -> dict[str, Any]:
     """The steps, then only what they do not say (the plan, when it is not the last one shown;
     the budget): each part in place until it must change, so the prompt opens as the last one
     did (see :data:`prompts.STEP`)."""
@@ -313,7 +315,8 @@ def step_message(steps: list[AgentStep], plan: str, budget: str, s: ContextSetti
     else:
         latest = prompts.PLAN_LATEST.format(plan=want or prompts.NO_PLAN)
     history = prompts.HISTORY_HEAD + "".join(older) + "".join(whole) if steps else ""
-    text = prompts.STEP.format(budget=budget, history=history, plan=latest + "\n\n" if latest else "")
+    text = prompts.STEP.format(budget=budget, history=history, plan=latest + "\n\n" if latest else "",
+                               ask=prompts.ASK_REACT if mode == "react" else prompts.ASK_TOOLS)
     return {"role": "user", "content": text, CACHE_POINTS: _cache_points([*older, *whole])}
 
 
@@ -335,7 +338,7 @@ def _cache_points(entries: list[str]) -> list[int]:
 def build_messages(problem: str, tools_text: str, steps: list[AgentStep], plan: str, budget: str,
                    settings: ContextSettings, mode: str = "react") -> list[dict[str, str]]:
     return [system_message(problem, tools_text, mode),
-            step_message(steps, plan, budget, settings)]
+            step_message(steps, plan, budget, settings, mode)]
 
 
 # Ever shorter contexts for a model whose window the full one overflows (a 4k local model):

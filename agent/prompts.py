@@ -29,8 +29,7 @@ Thought: what you do next and why."""
 FORMAT = f"""Respond in exactly this format:
 {FIELD_GUIDE}
 Action: one of the action names
-Action Input: a JSON object
-One action per response: its observation comes next."""
+Action Input: a JSON object"""
 
 TOOLS_FORMAT = f"""Each turn, first write, as plain text:
 {FIELD_GUIDE}
@@ -40,9 +39,10 @@ Then call exactly one tool."""
 # opens with its line and its plan's change (all a collapsed step shows) and, while whole, goes
 # on with its thought, input and observation; what changes every step (the budget) comes last,
 # so each step's prompt opens with the previous one's and providers' prefix caches serve all but
-# the new step and the budget. The request is the system message's format, not a closing line.
+# the new step, the budget and the closing request (which a small model needs last: without it
+# the 0.5B model edits before it has looked at anything).
 STEP = """{history}{plan}Budget left: {budget}
-"""
+{ask}"""
 PLAN = "Research Plan and Status"
 PLAN_LATEST = "Your latest Research Plan and Status:\n{plan}"
 # A plan told against the one before it in the prompt ({head}: whose plan it is).
@@ -55,6 +55,8 @@ LATEST_HEAD = "Your latest Research Plan and Status"
 AFTER_HEAD = "Plan after step {index}"
 STEP_HEAD = "Plan"
 
+ASK_REACT = "Now respond in the format above, with one action."
+ASK_TOOLS = "Now write your Reflection, Research Plan and Status, Fact Check and Thought, then call one tool."
 NO_PLAN = "(none yet: this is the first step; you know nothing about the problem so far)"
 
 HISTORY_HEAD = "Steps so far (the older ones a line each; the research log has more):\n"

@@ -195,6 +195,15 @@ def test_the_benchmark_measures_the_agents_own_defaults():
     assert share_of(reuse(prompts_)) >= 0.8  # issue 17's prefix goal, on the same trace (0.781 before)
 
 
+def test_the_prompt_ends_with_the_request_in_both_modes():
+    """A small model needs the request last (without it the 0.5B model edits before looking)."""
+    steps = [_step(1, "ran 1")]
+    react = build_messages("p", "tools", steps, "1. plan", "unlimited", ContextSettings())[1]["content"]
+    tools = build_messages("p", "tools", steps, "1. plan", "unlimited", ContextSettings(), "tools")[1]["content"]
+    assert react.endswith("Budget left: unlimited\n" + prompts.ASK_REACT)
+    assert tools.endswith("Budget left: unlimited\n" + prompts.ASK_TOOLS)
+
+
 def _with_plan(i: int, plan: str) -> AgentStep:
     step = _step(i, f"ran {i}")
     step.fields = {"Research Plan and Status": plan}
@@ -235,7 +244,7 @@ def test_each_prompt_opens_with_the_last_one_between_rare_collapses():
     kept = [_opens_with_the_last(a, b) for a, b in pairwise(prompts_)]
     assert kept.count(False) == 1 and not kept[most - 1]
     last = prompts_[-1]
-    assert last.endswith("\n\nBudget left: 38 of 50 steps\n")  # the budget last, and no request after it
+    assert last.endswith("\n\nBudget left: 38 of 50 steps\n" + prompts.ASK_REACT)  # the budget, the request
     assert "Your latest Research Plan" not in last  # the history ends with the latest plan: not restated
     assert "Step 1: Execute Script(train.py) -> ran 1\nPlan:\n1. baseline\n" in last  # whole once, then changes
     assert "Step 12: Execute Script\nPlan adds:\n13. step 13 done\nThought:" in last
@@ -286,7 +295,8 @@ def test_a_collapse_keeps_the_history_before_it_and_the_opening_of_its_first_ste
 def test_a_plan_the_history_does_not_hold_is_told_in_the_tail():
     steps = [_step(1, "ran 1"), _step(2, "ran 2")]  # responses without a plan
     prompt = _prompt(steps)
-    assert prompt.endswith("Your latest Research Plan and Status:\n1. plan\n\nBudget left: unlimited\n")
+    assert prompt.endswith("Your latest Research Plan and Status:\n1. plan\n\nBudget left: unlimited\n"
+                           + prompts.ASK_REACT)
     planned = _with_plan(1, "1. plan")
     prompt = build_messages("p", "tools", [planned], "1. plan\n2. more", "unlimited", ContextSettings())[1]["content"]
     assert "Step 1: Execute Script\nPlan:\n1. plan\nThought:" in prompt

@@ -9,21 +9,22 @@ prompt; goal: >= 0.8 over the run (token-weighted). Measured: 0.341 when the bud
 the step message and every step moved the whole-step window; 0.655 with the changing parts last,
 whole steps collapsed three at a time and the plan told as its change since the last collapse;
 0.730 with the append-mostly history; 0.781 with nothing written twice that stays, at a
-prompt-token ratio of 0.4997 (``bench_prompt_tokens.py``); **0.807** at a ratio of **0.480**
+prompt-token ratio of 0.4997 (``bench_prompt_tokens.py``); **0.802** at a ratio of **0.481**
 with each step one entry whose opening (``Step N: <action>``, its plan's change) a collapsed
-step keeps, so a collapse keeps the prompt up to the first step it collapses; no closing request (the
-format is in the system message); and an observation over ``whole_chars`` (3,600) shown as its
+step keeps, so a collapse keeps the prompt up to the first step it collapses, and an
+observation over ``whole_chars`` (3,600) shown as its
 summary even when it is the latest (one larger cannot be whole beside any other step; MLAgentBench
-shows up to 5,000 whole). Where the rest goes (steps 2-30, 13,718 of 70,901 tokens not reused):
-the new observations 9,545; the rest of each new entry 2,433 (plan change, thought, input,
-labels); at collapses, the collapsed steps' lines and the later ones' plan changes, 1,392; the
-budget 348. The share is about ``1 - N / T`` for what the steps add N and the prompts' total T,
+shows up to 5,000 whole). Without the closing request it was 0.807, but the 0.5B model then
+edits before it has looked at anything, so the request stays. Where the rest goes (steps 2-30,
+14,037 of 70,930 tokens not reused): the new observations 9,545; the rest of each new entry
+2,433 (plan change, thought, input, labels); at collapses, the collapsed steps' lines and the
+later ones' plan changes, 1,392; the budget and the request 667. The share is about ``1 - N / T`` for what the steps add N and the prompts' total T,
 which the token goal caps, so it moves with what a step adds, not with the collapse schedule.
 ``--seeds K`` replays K more traces of the same generator (seeds 1..K) with their own
-MLAgentBench totals: over seeds 0-7, share 0.800 on average (0.787 to 0.814) at a ratio of 0.480
-on average (at most 0.504): the goals hold on the benchmark trace, at the edge of both elsewhere.
+MLAgentBench totals: over seeds 0-7, share 0.796 on average (0.782 to 0.809) at a ratio of 0.481
+on average (at most 0.505): the goals hold on the benchmark trace, at the edge of both elsewhere.
 The same prompts counted with the 0.5B model's own tokenizer (numbers split into digits):
-share 0.726 -> 0.752, ratio 0.516 -> 0.478.
+share 0.726 -> 0.750, ratio 0.516 -> 0.481.
 
 With ``--local`` it also times the local model (``llamacpp/qwen2.5-coder-0.5b``, needs
 ``labcoat[local]`` and the model packages): a cold call, then the next step's prompt warm

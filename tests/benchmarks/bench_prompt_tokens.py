@@ -26,8 +26,8 @@ verbose tool usage), the threshold at which earlier observations are replaced by
 and how compactly labcoat writes the same facts. Tokens are counted with one regex tokenizer
 (words and punctuation; no tokenizer package is needed), identically for both. Goal: total
 ratio <= 0.5. Measured: 0.494 with 3 whole steps collapsed three at a time; 0.496 with the
-append-mostly history; 0.4997 with each plan told once, as its change; 0.480 with one entry per
-step, no closing request and the latest observation whole up to 3,600 characters, not 5,000
+append-mostly history; 0.4997 with each plan told once, as its change; 0.481 with one entry per
+step and the latest observation whole up to 3,600 characters, not 5,000
 (``bench_prompt_cache.py``).
 
     python tests/benchmarks/bench_prompt_tokens.py [--summarize-over 3000] [--json]
