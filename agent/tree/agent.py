@@ -121,12 +121,12 @@ class TreeAgent:
         today's workspace would need let a node that did not beat the best push the restore
         past the budget."""
         best = self.journal.best()
-        if env.restorable(self.restore_step(best)):
+        if env.restorable(self.best_step(best)):
             return Cost(steps=2)
         return Cost(steps=3, seconds=best.seconds if best is not None else self.costliest.seconds)
 
     @staticmethod
-    def restore_step(best: Node | None) -> int:
+    def best_step(best: Node | None) -> int:
         """The step whose workspace the run should end with: the best node's run, or the start."""
         return best.step if best is not None and best.step is not None else 0
 
@@ -209,7 +209,7 @@ class TreeAgent:
         """Restore Workspace to the best node's run (or the start), if the workspace holds
         anything else and that snapshot can be restored."""
         target = best.id if best is not None else STARTING
-        step = self.restore_step(best)
+        step = self.best_step(best)
         if self.current == target or not env.restorable(step):
             return None
         return proposal(RestoreArgs(step=step), RESTORE, tree={"node": target, "parent": None, "op": "restore"})
