@@ -7,6 +7,7 @@ where code runs) lives behind the Actor protocol, the Environment and the sandbo
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -137,10 +138,13 @@ def without_method_tools(task: TaskSpec) -> TaskSpec:
 
 
 def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None = None,
-          observation_cap: int | None = None) -> RunMeta:
+          observation_cap: int | None = None,
+          clock: Callable[[], float] = time.perf_counter) -> RunMeta:
     """Run (or resume) the episode until Final Answer, a budget, a stop or an error.
 
-    ``observation_cap`` overrides the run's stored ``config.observation_cap``.
+    ``observation_cap`` overrides the run's stored ``config.observation_cap``. ``clock`` is
+    what the time budget reads (seconds, any origin): tests pass their own, so that what they
+    assert about time budgets does not depend on how loaded the machine is.
     """
     hooks = hooks or RunHooks()
     budgets = run.meta.limits
@@ -166,11 +170,11 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
         hooks.on_end(run)
         return run.meta
     prior_seconds = run.meta.totals.seconds
-    start = time.perf_counter()
+    start = clock()
 
     def active() -> float:
         """The run's time so far: wall clock since it started, less the pauses."""
-        return round(prior_seconds + time.perf_counter() - start - hooks.paused_seconds, 3)
+        return round(prior_seconds + clock() - start - hooks.paused_seconds, 3)
 
     manifest = run.meta.manifest = run.meta.manifest or RunManifest(machine=machine(), started_at=now())
     manifest.sandbox = env.sandbox.describe()

@@ -26,6 +26,15 @@ def _labcoat_home(tmp_path_factory, monkeypatch):
     return home
 
 
+@pytest.fixture(autouse=True)
+def _docker_image(request):
+    """Every test marked ``docker`` gets the sandbox image, built once if the engine lacks it."""
+    if request.node.get_closest_marker("docker") is not None:
+        from tests.sandbox.backends import require_docker_image
+
+        require_docker_image()
+
+
 def write_task(root: Path, *, toml: str | None = None, eval_body: str | None = None,
                read_only: str = "data.txt\n", files: dict[str, str] | None = None) -> Path:
     """A minimal valid task: env/ with a script and a data file, an eval reading result.txt."""

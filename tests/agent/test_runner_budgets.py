@@ -2,37 +2,58 @@
 
 from __future__ import annotations
 
-import time
-
 from agent.factory import make_actor
 from agent.runner import Budgets, RunHooks, create_run, drive
 from tests.agent.helpers import react, write_replies
 
 
+class FakeClock:
+    """The time budget's clock, moved by hand: what is asserted does not depend on the load."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 class PausingHooks(RunHooks):
     """A view that holds the run paused before every step (as the TUI's Pause does)."""
 
-    def __init__(self, pause: float) -> None:
-        self.pause = pause
+    def __init__(self, clock: FakeClock, pause: float, counted: bool = True) -> None:
+        self.clock, self.pause, self.counted = clock, pause, counted
 
     def before_step(self, run) -> None:
-        began = time.perf_counter()
-        time.sleep(self.pause)
-        self.paused_seconds += time.perf_counter() - began
+        self.clock.now += self.pause
+        if self.counted:
+            self.paused_seconds += self.pause
 
 
-def test_paused_time_is_not_the_runs_time(tiny_task, tmp_path):
+def _three_steps(tiny_task, tmp_path, hooks, clock):
     model = write_replies(tmp_path / "r.txt", [react("List Files", {"dir_path": "."}),
                                                react("List Files", {"dir_path": "."}),
                                                react("Final Answer", {"final_answer": "done"})])
     actor = make_actor("research", model=model)
     run, task = create_run(tiny_task, actor, tmp_path / "runs", sandbox="local", model=model,
                            agent="research", budgets=Budgets(max_time=3.0))
-    hooks = PausingHooks(pause=2.0)  # 6 s of pauses against a 3 s budget
-    meta = drive(run, task, actor, hooks=hooks)
+    return drive(run, task, actor, hooks=hooks, clock=clock)
+
+
+def test_paused_time_is_not_the_runs_time(tiny_task, tmp_path):
+    clock = FakeClock()
+    hooks = PausingHooks(clock, pause=2.0)  # 6 s of pauses against a 3 s budget
+    meta = _three_steps(tiny_task, tmp_path, hooks, clock)
     assert meta.status == "finished" and meta.final_answer == "done", meta.status_reason
-    assert hooks.paused_seconds >= 5.9
-    assert meta.totals.seconds < 3.0  # the run's own time: the pauses left out
+    assert hooks.paused_seconds == 6.0
+    assert meta.totals.seconds == 0.0  # the run's own time: the pauses left out
+
+
+def test_time_that_is_not_a_pause_counts(tiny_task, tmp_path):
+    """The same 2 s before each step, not marked as a pause: the budget stops the run."""
+    clock = FakeClock()
+    meta = _three_steps(tiny_task, tmp_path, PausingHooks(clock, pause=2.0, counted=False), clock)
+    assert meta.status == "max_time", meta.status_reason
+    assert meta.totals.seconds >= 3.0
 
 
 class ClosingActor:

@@ -230,10 +230,12 @@ def test_a_node_that_overruns_the_time_budget_is_cut_short_and_the_best_restored
     still run the clock out: the runner stops the run (max_time) and takes the agent's closing
     step, a free Restore Workspace to the best node's run, so the run ends with that node's
     script and outputs, not the one the budget cut short."""
-    slow = "import time\nopen('result.txt', 'w').write('40')\ntime.sleep(4)\nprint('validation total 40')\n"
+    # the budget leaves the fast node room on a loaded machine (it takes ~1 s idle); the slow
+    # one alone overruns it (the runner stops the run after the step, not during it)
+    slow = "import time\nopen('result.txt', 'w').write('40')\ntime.sleep(14)\nprint('validation total 40')\n"
     model = write_replies(tmp_path / "r.txt", [reply("fast", writes(50, 50)), reply("slow", slow)])
     actor = tree_agent(model, num_drafts=3)
-    run, spec, meta = run_tree(tiny_task, tmp_path, actor, model, Budgets(max_time=3.0))
+    run, spec, meta = run_tree(tiny_task, tmp_path, actor, model, Budgets(max_time=12.0))
     assert meta.status == "max_time", meta.status_reason
     steps = RunDir.open(run.path).steps()
     assert [s.action for s in steps] == ["Write File", "Execute Script", "Write File", "Execute Script",

@@ -5,6 +5,7 @@ combination as a tree search with its own seed."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import pytest
@@ -51,6 +52,8 @@ def test_make_actor_builds_the_tree_agent_with_the_configs_settings(tmp_path):
         make_actor(ActorConfig(kind="tree", model="baseline/hparam"))
 
 
+@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
+                    reason='llamacpp models need the local extra: pip install -e ".[local]"')
 def test_the_local_model_gets_room_for_a_whole_script():
     actor = make_actor(ActorConfig(kind="tree", model="llamacpp/qwen2.5-coder-0.5b", seed=1))
     assert actor.model.max_tokens == TREE_MAX_TOKENS >= 1400

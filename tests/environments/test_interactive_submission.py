@@ -127,7 +127,7 @@ def test_a_huge_message_is_refused_unread(task_root, tmp_path):
     result = scored(task_root, tmp_path, huge)
     assert result.value is None and result.failure == "eval_error"
     assert "at most 10485 bytes" in result.public_detail
-    assert time.monotonic() - start < 15  # refused on its header, not after reading 50 MB
+    assert time.monotonic() - start < 60  # refused on its header, not after reading 50 MB
 
 
 def _framed(header: bytes) -> bytes:
@@ -244,6 +244,8 @@ def test_the_oracle_secrets_are_out_of_reach(task_root, tmp_path):
                         seen.append(path)
             raise RuntimeError(f"secret seen: {{bool(seen)}} {{seen[:3]}} in {{looked}} files")
     """
+    # the walk reads every file the submission can see: give it room on a loaded machine
+    (task_root / "task.toml").write_text(TOML.replace("eval_timeout = 20", "eval_timeout = 300"))
     result = scored(task_root, tmp_path, snoop)
     assert result.value is None
     assert "secret seen: False [] in" in result.public_detail, result.public_detail

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+import tempfile
 from functools import lru_cache
+from pathlib import Path
 
 import pytest
 
@@ -14,9 +18,18 @@ from sandbox.local import LocalSandbox, UnisolatedSandbox, bwrap_path
 def docker_unavailable() -> str | None:
     """Why the Docker tests cannot run here (no engine answers), or None when they can.
 
-    An engine that answers without the sandbox image is *not* a reason to skip: the tests
-    then fail and say how to build it.
+    An engine that answers without the sandbox image is *not* a reason to skip: the first
+    Docker test builds it (:func:`require_docker_image`). ``LABCOAT_REQUIRE_DOCKER=1`` (CI,
+    which starts an engine) turns a reason to skip into an error: a CI run whose Docker tests
+    were all skipped would pass without having tested a backend.
     """
+    reason = _why_no_engine()
+    if reason and os.environ.get("LABCOAT_REQUIRE_DOCKER") == "1":
+        raise RuntimeError(f"LABCOAT_REQUIRE_DOCKER=1, but the Docker tests cannot run: {reason}")
+    return reason
+
+
+def _why_no_engine() -> str | None:
     try:
         from sandbox.image import ImageError, engine_info
     except ImportError as err:  # the SDK is not installed
@@ -29,11 +42,22 @@ def docker_unavailable() -> str | None:
 
 
 def require_docker_image() -> None:
-    from sandbox.image import IMAGE, image_info
+    """The sandbox image, built offline from this Python (as `labcoat sandbox build --offline`
+    does) when an engine answers without it: once, whichever test worker asks first."""
+    from sandbox.image import IMAGE, ImageError, build_offline, image_info
 
-    if image_info(IMAGE) is None:
-        pytest.fail(f"a Docker engine answers but the sandbox image {IMAGE} is missing: "
-                    "run `labcoat sandbox build --offline` (.ci/run does)")
+    if image_info(IMAGE) is not None:
+        return
+    lock = Path(tempfile.gettempdir()) / "labcoat-test-image.lock"
+    with open(lock, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        if image_info(IMAGE) is not None:  # another worker built it meanwhile
+            return
+        try:
+            build_offline(IMAGE)
+        except ImageError as err:
+            pytest.fail(f"a Docker engine answers but the sandbox image {IMAGE} is missing and "
+                        f"could not be built offline: {err}")
 
 
 docker_marks = [

@@ -259,7 +259,7 @@ def test_timeout_kills_everything_the_command_started(open_docker):
     t0 = time.perf_counter()
     r = sb.exec([sb.python, "tree.py"], timeout=3)
     assert r.timed_out and not r.ok
-    assert time.perf_counter() - t0 < 15
+    assert time.perf_counter() - t0 < 60  # killed at its 3 s timeout, not after the 300 s sleep
     assert "started" in r.stdout
     assert survivors(marker) == []
     # Nothing but the container's init is left inside, and the sandbox still works.
