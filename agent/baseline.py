@@ -142,9 +142,9 @@ class HParamAgent:
         meta = env.run.meta if env.run else None
         if meta is None:
             return 10**6, float("inf")
-        steps = (meta.limits.get("max_steps") or 10**6) - meta.totals.steps
-        seconds = (meta.limits.get("max_time") or float("inf")) - meta.totals.seconds
-        return steps, seconds
+        left = meta.limits.left(meta.totals)
+        return (10**6 if left.max_steps is None else left.max_steps,
+                float("inf") if left.max_time is None else left.max_time)
 
     def time_for_a_trial(self, env: Environment, slowest: float) -> bool:
         steps, seconds = self.left(env)

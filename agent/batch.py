@@ -37,13 +37,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from agent import replay
 from agent.config import ActorConfig
-from environments.runs import Budgets, ComboRecord, RunMeta, now
+from environments.runs import ENDED_STATUSES, RESUMABLE_STATUSES, Budgets, ComboRecord, RunMeta, now
 from environments.snapshots import _fsync_write
 
 MANIFEST = "batch.json"
-ENDED = {"finished", "max_steps", "max_time", "max_tokens", "max_cost"}
-RESUMABLE = {"created", "running", "interrupted"}
+ENDED, RESUMABLE = ENDED_STATUSES, RESUMABLE_STATUSES  # by their batch names
 PASSED_ENV = ("LABCOAT_HOME",)
 ComboState = Literal["pending", "done", "resume", "failed", "rescore"]
 
@@ -86,8 +86,7 @@ class BatchSpec(BaseModel):
         update: dict[str, Any] = {"model": model, "seed": seed}
         if not self.method_tools:  # the run records it, so a resume outside the batch keeps it
             update["method_tools"] = False
-        if model.startswith("replay/"):
-            update.update(kind="replay", actions=model.split("/", 1)[1])
+        update.update(replay.model_fields(model))
         return self.actor.model_copy(update=update)
 
 
@@ -228,10 +227,8 @@ def run_combo(job: dict[str, Any]) -> dict[str, Any]:
     ``retry`` (start afresh instead of continuing a failed attempt), ``env`` (variables to set).
     """
     os.environ.update(job.get("env") or {})
-    from agent.factory import make_actor, resolve
-    from agent.runner import create_run, drive, task_of, without_method_tools
-    from environments.runs import RunDir
-    from environments.scoring import score_run, score_steps
+    from agent import session
+    from agent.runner import without_method_tools
 
     batch_dir, key = Path(job["batch_dir"]), job["key"]
     spec = BatchSpec.model_validate(job["spec"])
@@ -248,25 +245,21 @@ def run_combo(job: dict[str, Any]) -> dict[str, Any]:
                 _retire(batch_dir, key)
                 existing = None
         if existing is not None:
-            run = RunDir.open(existing)
-            task = task_of(run)
-            actor = make_actor(ActorConfig.from_meta(run.meta))
+            begun = session.resume(existing)
         else:
-            config = resolve(spec.config_for(job["model"], job["seed"]))
-            actor = make_actor(config)
-            run, task = create_run(job["task"], actor, runs_root(batch_dir, key), config=config,
-                                   sandbox=spec.sandbox, budgets=spec.budgets, batch=str(batch_dir))
+            begun = session.start(job["task"], spec.config_for(job["model"], job["seed"]), spec.budgets,
+                                  runs_root(batch_dir, key), sandbox=spec.sandbox, batch=str(batch_dir))
+        run = begun.run
         if not spec.method_tools:  # a run recorded before its config said so
-            task = without_method_tools(task)
+            begun.task = without_method_tools(begun.task)
         if run.meta.status not in ENDED:
-            drive(run, task, actor)
+            begun.drive()
         out.update(run_dir=str(run.path), status=run.meta.status, reason=run.meta.status_reason,
                    cost=run.meta.totals.cost,
                    tokens=run.meta.totals.tokens_in + run.meta.totals.tokens_out)
         if spec.score and run.meta.status in ENDED:
-            if spec.score_points is not None:
-                score_steps(run, task, points=spec.score_points or None, sandbox=run.meta.sandbox)
-            s = score_run(run, task, sandbox=run.meta.sandbox)
+            s = session.score(run, every_step=spec.score_points is not None,
+                              points=spec.score_points or None, baseline_runs=spec.baseline_runs)[-1]
             out.update(improvement=s.improvement, success=s.success, failure=s.failure)
         out["ok"] = run.meta.status in ENDED and out.get("failure") != "infrastructure"
     except Exception as err:  # noqa: BLE001 - one combination's failure must not stop the batch
@@ -401,8 +394,9 @@ def ensure_baselines(spec: BatchSpec, on_measure: Callable[[str], None] | None =
     from environments.scoring import ensure_baseline
     from environments.suite import resolve_task
 
-    return {name: ensure_baseline(prepare_task(resolve_task(name)), runs=spec.baseline_runs,
-                                  sandbox=spec.sandbox, on_measure=on_measure)
+    return {name: ensure_baseline(prepare_task(resolve_task(name), sandbox=spec.sandbox),
+                                  runs=spec.baseline_runs, sandbox=spec.sandbox,
+                                  on_measure=on_measure)
             for name in spec.tasks}
 
 

@@ -6,6 +6,11 @@ to ``run.meta.totals``, which the runner's budgets read.
 Any value of a credential-like environment variable is replaced by ``***`` before writing:
 credential-like by ``sandbox.base.SECRET_NAME``, the one rule the sandbox's env scrub uses too,
 so a name the sandbox hides from actors (``DB_PASSWD``, ``X_AUTH``) never reaches a log either.
+A line is bounded: each prompt message, the reply, each tool call's arguments and the error keep
+at most ``TEXT_CHARS`` characters (head and tail, around a marker that gives the whole length),
+and all of one call's texts together at most ``CALL_CHARS``, so a flood of a reply or of an
+observation in the prompt cannot fill the disk through the log (redacted before cut, so a cut
+never leaves part of a key).
 """
 
 from __future__ import annotations
@@ -19,10 +24,50 @@ from agent.models import Model, ModelError, Reply, Usage, secret_values
 from environments.runs import RunDir, Totals, now
 
 
+TEXT_CHARS = 256 << 10  # characters of one logged text (a prompt message, the reply)
+CALL_CHARS = 1 << 20  # characters of all of one call's logged texts
+
+
 def redact(text: str, secrets: list[str]) -> str:
     for s in secrets:
         text = text.replace(s, "***")
     return text
+
+
+def clip(text: str, cap: int, whole: int | None = None) -> str:
+    """``text`` whole when it fits ``cap``, else its head and tail around a marker that gives
+    its length (``whole``: the length before redaction, what the model or agent produced)."""
+    if len(text) <= cap:
+        return text
+    half = cap // 2
+    return (f"{text[:half]}\n[... truncated for the call log: {whole or len(text)} characters in all, "
+            f"{2 * half} kept ...]\n{text[len(text) - half:] if half else ''}")
+
+
+class _Budget:
+    """What is left of one call's ``CALL_CHARS``; each text redacted, then clipped to it."""
+
+    def __init__(self, secrets: list[str]) -> None:
+        self.left = CALL_CHARS
+        self.secrets = secrets
+
+    def text(self, text: str) -> str:
+        whole = len(text)
+        text = redact(text, self.secrets)
+        cap = min(TEXT_CHARS, self.left)
+        self.left -= min(len(text), cap)
+        return clip(text, cap, whole)
+
+    def value(self, value: Any) -> Any:
+        """A JSON value (a message's content, a tool call's arguments) kept as it is when it
+        fits, else as its clipped JSON text."""
+        if isinstance(value, str):
+            return self.text(value)
+        dumped = json.dumps(value, default=str)
+        if len(dumped) <= min(TEXT_CHARS, self.left):
+            self.left -= len(dumped)
+            return value
+        return self.text(dumped)
 
 
 class Meter:
@@ -63,17 +108,23 @@ class Meter:
         self.calls += 1
         if self.path is None:
             return
+        secrets = secret_values()
+        budget = _Budget(secrets)  # the reply first: it is what a replay of the log reads
+        text = budget.text(reply.text) if reply else None
+        calls = ([{**c.model_dump(), "arguments": budget.value(c.arguments)} for c in reply.tool_calls]
+                 if reply else [])
+        error = budget.text(error) if error is not None else None
         record = {
             "call": self.calls, "time": now(), "role": role, "model": model,
             "step": self.run.meta.totals.steps + 1 if self.run else None,
-            "messages": messages, "tools": [t["name"] for t in tools or []],
-            "reply": reply.text if reply else None,
-            "tool_calls": [c.model_dump() for c in reply.tool_calls] if reply else [],
+            "messages": [{**m, "content": budget.value(m.get("content", ""))} for m in messages],
+            "tools": [t["name"] for t in tools or []],
+            "reply": text, "tool_calls": calls,
             "usage": (reply.usage if reply else Usage()).model_dump(),
             "cost": reply.cost if reply else 0.0, "retries": reply.retries if reply else None,
             "seconds": round(seconds, 3), "error": error,
         }
-        line = redact(json.dumps(record, default=str), secret_values())
+        line = redact(json.dumps(record, default=str), secrets)
         with self.path.open("a") as f:
             f.write(line + "\n")
             f.flush()

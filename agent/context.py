@@ -146,18 +146,17 @@ def older_line(s: AgentStep, width: int) -> str:
 def budget_line(meta: RunMeta | None, elapsed: float | None = None) -> str:
     if meta is None:
         return "unlimited"
-    t, lim = meta.totals, meta.limits
-    seconds = t.seconds if elapsed is None else elapsed
+    lim = meta.limits
+    left = lim.left(meta.totals, elapsed)
     parts = []
-    if lim.get("max_steps"):
-        parts.append(f"{max(0, lim['max_steps'] - t.steps)} of {lim['max_steps']} steps")
-    if lim.get("max_time"):
-        parts.append(f"{max(0.0, lim['max_time'] - seconds) / 60:.0f} of {lim['max_time'] / 60:.0f} min")
-    if lim.get("max_tokens"):
-        used = t.tokens_in + t.tokens_out
-        parts.append(f"{max(0, lim['max_tokens'] - used)} of {lim['max_tokens']} tokens")
-    if lim.get("max_cost"):
-        parts.append(f"${max(0.0, lim['max_cost'] - t.cost):.2f} of ${lim['max_cost']:.2f}")
+    if left.max_steps is not None:
+        parts.append(f"{left.max_steps} of {lim.max_steps} steps")
+    if left.max_time is not None:
+        parts.append(f"{left.max_time / 60:.0f} of {lim.max_time / 60:.0f} min")
+    if left.max_tokens is not None:
+        parts.append(f"{left.max_tokens} of {lim.max_tokens} tokens")
+    if left.max_cost is not None:
+        parts.append(f"${left.max_cost:.2f} of ${lim.max_cost:.2f}")
     return ", ".join(parts) or "unlimited"
 
 

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agent.llm_actions import NO_CHANGE
+from agent.models.base import one_line
 from environments import low_level
 from environments.observation import CUT_MARK, ActionFacts, last_lines
 
@@ -99,11 +100,6 @@ def fold_repeats(text: str, min_run: int = 5) -> str:
 
 
 # --- one line per older step -------------------------------------------------------------------
-
-def one_line(text: str, width: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
 
 def generic_gist(text: str, width: int) -> str:
     """The text on one line within ``width`` chars; a long multi-line text as its first and last

@@ -26,14 +26,13 @@ version gives none for that file; Undo of those reaches only the fork's own edit
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from agent.actor import Actor
 from agent.config import ActorConfig, build
-from agent.replay import ACTIONS_FILE, kept_actions
+from agent.replay import with_kept_actions
 from agent.runner import new_meta, resolve_budgets, task_of
 from environments.backups import inherit
 from environments.runs import Budgets, ForkOrigin, RunDir, Step, Totals
@@ -64,7 +63,7 @@ def fork_point(parent: RunDir, at: int) -> list[Step]:
     if missing:
         raise ForkError(f"{name} has no workspace snapshot for step {missing[0]} (snapshots: "
                         f"{len(labels)}), so its step {at} cannot be restored")
-    if at and steps[at - 1].action == "Final Answer" and not steps[at - 1].error:
+    if at and steps[at - 1].is_final_answer:
         raise ForkError(f"step {at} of {name} is its Final Answer: nothing can follow it; fork at "
                         f"step {at - 1} or earlier")
     return steps[:at]
@@ -113,8 +112,8 @@ def fork_config(parent: RunDir, given: Mapping[str, Any]) -> tuple[ActorConfig, 
     ``--edit-model``) builds it from what was named only, keeping the parent's mode, context
     settings, observation cap and seed. A replay parent continued as it was replays its own
     kept actions file from step K+1; ``--actions FILE`` for a fork holds the continuation only
-    (what follows step K), and :func:`fork_run` keeps prefix + continuation as the fork's file.
-    After :func:`fork_run`, build a replay fork's actor from ``run.meta.config``.
+    (what follows step K), and the replay actor's own hook (``ReplayActor.on_created``, called
+    by :func:`agent.session.fork`) keeps prefix + continuation as the fork's file.
     """
     parent_config = ActorConfig.from_meta(parent.meta)
     values = {k: v for k, v in given.items() if v is not None}
@@ -123,8 +122,8 @@ def fork_config(parent: RunDir, given: Mapping[str, Any]) -> tuple[ActorConfig, 
     elif parent_config.kind == "human":
         raise ForkError(f"{parent.meta.run_id} was a person's run: name the actor that continues it "
                         "(--model or --agent), or fork it by hand in the TUI (Runs screen, k)")
-    elif parent_config.kind == "replay" and (kept := kept_actions(parent.path)) is not None:
-        parent_config = parent_config.model_copy(update={"actions": str(kept)})
+    else:
+        parent_config = with_kept_actions(parent.path, parent_config)
     return build(values, parent_config, parent.meta.limits)
 
 
@@ -154,26 +153,7 @@ def fork_run(parent: RunDir | Path, at: int, actor: Actor, runs_dir: Path | None
         raise ForkError(f"cannot fork {parent.meta.run_id} at step {at}: {err}") from err
     inherit(parent.backups_dir, run.backups_dir, at)
     _copy_calls(parent, run, at)
-    if config.kind == "replay" and config.actions is not None:
-        _keep_replay(parent, prefix, run, Path(config.actions))
     return run, task
-
-
-def _keep_replay(parent: RunDir, prefix: list[Step], run: RunDir, source: Path) -> None:
-    """The fork's own actions file, whole from step 1 as a replay run's is (the replay actor
-    skips the steps its trace holds, on a fork as on resume): the parent's own file (kept or
-    as configured) when the fork continues it, else the prefix's actions followed by the
-    continuation ``source``."""
-    own = [p for p in (kept_actions(parent.path), getattr(parent.meta.config, "actions", None)) if p]
-    dest = run.path / ACTIONS_FILE
-    if any(source.resolve() == Path(p).resolve() for p in own):
-        shutil.copyfile(source, dest)
-    else:
-        with dest.open("w") as out:
-            out.writelines(json.dumps({"action": s.action, "args": s.args}) + "\n" for s in prefix)
-            out.write(source.read_text())
-    run.meta.config = run.meta.config.model_copy(update={"actions": str(run.path / ACTIONS_FILE)})
-    run.save_meta()
 
 
 def _copy_calls(parent: RunDir, run: RunDir, at: int) -> None:

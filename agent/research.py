@@ -29,7 +29,7 @@ from agent.context import (
 )
 from agent.llm_actions import LLMActions
 from agent.models import Model, ModelError
-from agent.parsing import FormatError, parse_response
+from agent.models.react_format import FormatError, parse_response
 from agent.tools_mode import parse_tool_reply, tool_schemas
 from environments.actions import ActionInputError, ActionSpec
 from environments.environment import Environment

@@ -7,16 +7,26 @@ where code runs) lives behind the Actor protocol, the Environment and the sandbo
 from __future__ import annotations
 
 import time
+import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from agent.actor import Actor, ActorError, StoppedWhileWaiting
-from agent.config import ActorConfig
+from agent.config import ActorConfig, Kind
 from environments.environment import environment_for_run
 from environments.manifest import RunManifest, machine, model_uses
 from environments.prepare import prepare_task
-from environments.runs import Budgets, RunDir, RunMeta, RunStatus, Step, new_run_id, now
+from environments.runs import (
+    BUDGET_STATUSES,
+    Budgets,
+    RunDir,
+    RunMeta,
+    RunStatus,
+    Step,
+    new_run_id,
+    now,
+)
 from environments.suite import resolve_task
 from environments.task import TaskSpec, load_task
 from environments.validation import validation_calls
@@ -72,7 +82,7 @@ class SeededSandbox:
 
 def _kind_of(actor: Actor, model: str | None) -> str | None:
     """The factory kind of an actor built without a config (the shorthand ``create_run`` form)."""
-    if actor.kind in ("baseline", "replay", "human"):
+    if actor.kind in typing.get_args(Kind):  # an actor whose own kind is a factory kind
         return actor.kind
     if (kind := getattr(actor, "config_kind", None)) is not None:
         return kind
@@ -95,7 +105,7 @@ def create_run(task_ref: str | Path, actor: Actor, runs_dir: Path, *, config: Ac
     elif seed is not None or model is not None or agent is not None:
         raise ValueError("create_run takes a config or agent/model/seed, not both")
     source = resolve_task(task_ref)
-    task = prepare_task(source)
+    task = prepare_task(source, sandbox=sandbox)
     meta = new_meta(task, str(source.root), actor, config, sandbox=sandbox,
                     budgets=resolve_budgets(task, budgets or Budgets()), batch=batch)
     return RunDir.create(Path(runs_dir), meta, task.env_dir), task
@@ -124,7 +134,8 @@ def task_of(run: RunDir) -> TaskSpec:
     root = Path(run.meta.task_root)
     if root.is_dir():
         return load_task(root, run.meta.task)
-    return prepare_task(resolve_task(run.meta.task_source or run.meta.task))
+    return prepare_task(resolve_task(run.meta.task_source or run.meta.task),
+                        sandbox=run.meta.sandbox)
 
 
 def without_method_tools(task: TaskSpec) -> TaskSpec:
@@ -207,7 +218,7 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
             if obs.done:
                 status, reason = "finished", "final answer"
                 break
-        if status in BUDGET_STOPS:
+        if status in BUDGET_STATUSES:
             reason = _closing_step(run, env, actor, hooks, reason)
     except ActorError as err:
         status, reason = "error", str(err)
@@ -227,8 +238,6 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
         hooks.on_end(run)
     return run.meta
 
-
-BUDGET_STOPS = frozenset({"max_steps", "max_time", "max_tokens", "max_cost"})
 
 
 def _closing_step(run: RunDir, env: Any, actor: Actor, hooks: RunHooks, reason: str) -> str:

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from agent.models import Reply
-from agent.parsing import FormatError, _sections
+from agent.models.react_format import FormatError, _sections
 from environments.actions import ActionSpec
 
 

@@ -18,7 +18,6 @@ that registers them, with no import circle between them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
+
+from environments.limits import LimitError, loads_json
 
 if TYPE_CHECKING:
     from environments.backups import Backups
@@ -116,6 +117,9 @@ class LongText:
 
 
 LONG = LongText()
+#: an Action Input given as a JSON string (tools mode, a replay file): bounded like every parse
+#: of untrusted text (``environments.limits``); no action's arguments come near either bound
+INPUT_BYTES, INPUT_DEPTH = 16 << 20, 100
 
 
 def brief_of(info: FieldInfo) -> str | None:
@@ -162,9 +166,10 @@ class ActionSpec:
         """Validated arguments, or :class:`ActionInputError` naming each bad field."""
         if isinstance(args, str):
             try:
-                args = json.loads(args) if args.strip() else {}
-            except json.JSONDecodeError as err:
-                raise ActionInputError(f"Action Input is not valid JSON ({err}).") from err
+                args = loads_json(args, max_bytes=INPUT_BYTES, max_depth=INPUT_DEPTH,
+                                  what="Action Input") if args.strip() else {}
+            except LimitError as err:
+                raise ActionInputError(f"{err}.") from err
         if args is None:
             args = {}
         if not isinstance(args, dict):

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import socket
 import struct
 import time
 
 MAX_HEADER = 64 << 10
+MAX_DEPTH = 8  # a header is an object > arrays > [name, dtype, shape] > shape: 4 deep
 MAX_ARRAYS = 16
 MAX_NDIM = 8
 KINDS = ("request", "reply", "error", "end")
@@ -30,6 +32,28 @@ DTYPES = {"<f8": 8, "<f4": 4, "<i8": 8, "<i4": 4, "|u1": 1, "|b1": 1}
 
 class ChannelError(ValueError):
     """A frame that breaks the format or a bound: the interaction ends, the score fails."""
+
+
+# A JSON string (escapes included), and a bracket outside one.
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def json_depth(text: str) -> int:
+    """How deep ``text``'s arrays and objects nest, counted without recursion (and without
+    parsing): ``json.loads`` recurses per level and raises RecursionError at about a thousand.
+
+    Here because this file must stand alone in the sandboxes; ``environments/limits.py``
+    builds every other bounded JSON read on it. Brackets inside strings do not count; an
+    unterminated string only makes the count higher (and such text is no JSON anyway)."""
+    depth = deepest = 0
+    for match in _BRACKET.finditer(_STRING.sub("", text)):
+        if match.group() in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
 
 
 def _recv_exact(sock: socket.socket, n: int, deadline: float) -> bytes:
@@ -78,7 +102,12 @@ def recv_frame(sock: socket.socket, max_bytes: int, deadline: float) -> tuple[di
     if length > MAX_HEADER:
         raise ChannelError(f"a header may be at most {MAX_HEADER} bytes, not {length}")
     try:
-        header = json.loads(_recv_exact(sock, length, deadline).decode())
+        text = _recv_exact(sock, length, deadline).decode()
+        if json_depth(text) > MAX_DEPTH:
+            raise ChannelError(f"a header may be nested at most {MAX_DEPTH} deep")
+        header = json.loads(text)
+    except ChannelError:
+        raise
     except (UnicodeDecodeError, ValueError) as err:
         raise ChannelError(f"a header must be JSON: {err}") from err
     size = check_header(header, max_bytes)

@@ -78,7 +78,7 @@ class Environment:
         self._session: list[Step] = []  # an unrecorded session's steps (a run keeps its trace)
         self.step_count = len(steps)
         self.last_step: Step | None = steps[-1] if steps else None
-        self.done = bool(steps and steps[-1].action == "Final Answer" and not steps[-1].error)
+        self.done = bool(steps and steps[-1].is_final_answer)
 
     # --- the ActionContext handlers get (task, workspace, guard, backups, sandbox: attributes) --
 

@@ -12,10 +12,9 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import shutil
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -28,12 +27,17 @@ from pydantic import (
 from pydantic_core import PydanticSerializationError
 
 from environments.manifest import RunManifest
+from environments.safefs import WorkspaceError, WorkspaceFS, copy_tree
 from environments.snapshots import Manifest, SnapshotStore, _fsync_write
 
-RunStatus = Literal[
-    "created", "running", "finished", "error", "interrupted",
-    "max_steps", "max_time", "max_tokens", "max_cost",
-]
+BudgetStatus = Literal["max_steps", "max_time", "max_tokens", "max_cost"]
+RunStatus = Literal["created", "running", "finished", "error", "interrupted", BudgetStatus]
+#: a budget ran out (the status is the budget's name): the run ended, cleanly
+BUDGET_STATUSES: frozenset[str] = frozenset(get_args(BudgetStatus))
+#: the run ended by itself (a Final Answer, its actor stopping, a budget): it can be scored
+ENDED_STATUSES: frozenset[str] = frozenset({"finished", *BUDGET_STATUSES})
+#: the run was stopped (or never ended): ``labcoat run --resume`` continues it
+RESUMABLE_STATUSES: frozenset[str] = frozenset({"created", "running", "interrupted"})
 INITIAL = "00000"
 
 
@@ -82,6 +86,15 @@ class Budgets(BaseModel):
             raise KeyError(name)
         setattr(self, name, value)
 
+    def left(self, totals: Totals, seconds: float | None = None) -> BudgetsLeft:
+        """What is left of each budget set, never below 0, after ``totals`` (``seconds``: the
+        run's time now, when it runs on past ``totals.seconds``)."""
+        t = totals
+        used = {"max_steps": t.steps, "max_time": t.seconds if seconds is None else seconds,
+                "max_tokens": t.tokens_in + t.tokens_out, "max_cost": t.cost}
+        return BudgetsLeft(**{name: None if (limit := getattr(self, name)) is None
+                              else max(limit - used[name], 0) for name in used})
+
     def raised(self, more: Budgets) -> Budgets:
         """These budgets with every limit ``more`` sets replacing ours (resuming with more)."""
         return self.model_copy(update=more.model_dump(exclude_none=True))
@@ -102,6 +115,16 @@ class Budgets(BaseModel):
         if self.max_cost is not None and t.cost >= self.max_cost:
             return "max_cost", f"spent ${t.cost:.4f} of ${self.max_cost:g}"
         return None
+
+
+class BudgetsLeft(BaseModel):
+    """What is left of each budget (:meth:`Budgets.left`), by the budget's name; ``None``: that
+    budget is not set (no limit)."""
+
+    max_steps: int | None = None
+    max_time: float | None = None
+    max_tokens: int | None = None
+    max_cost: float | None = None
 
 
 class ActorSpec(BaseModel):
@@ -258,6 +281,12 @@ class Step(BaseModel):
     inherited: bool = Field(False, description="copied from the parent run by a fork, not taken "
                             "in this run")
 
+    @property
+    def is_final_answer(self) -> bool:
+        """The step gave the run's answer: a Final Answer that was accepted (one refused as an
+        error does not end the run)."""
+        return self.action == "Final Answer" and not self.error
+
 
 def clean(value: Any) -> Any:
     """``value`` with every string made encodable: a lone surrogate (from a model reply, an
@@ -314,9 +343,9 @@ class RunDir:
         """A new run whose workspace is a copy of ``source`` with ``overlays`` laid over it."""
         path = Path(runs_dir) / meta.run_id
         path.mkdir(parents=True)
-        shutil.copytree(source, path / "workspace", symlinks=True)
-        for overlay in overlays:
-            shutil.copytree(overlay, path / "workspace", symlinks=True, dirs_exist_ok=True)
+        for tree in (source, *overlays):  # by descriptor, as every workspace copy (safefs)
+            copy_tree(WorkspaceFS(tree), WorkspaceFS(path / "workspace"), links=True,
+                      mode=lambda m: m & 0o777)
         run = cls(path, meta, source)
         run.trace_path.touch()
         run.save_meta()
@@ -349,7 +378,10 @@ class RunDir:
             run.meta.totals.steps = at
             run.save_meta()
         except BaseException:
-            shutil.rmtree(path, ignore_errors=True)  # a half-made fork is no run: leave nothing
+            try:  # a half-made fork is no run: leave nothing
+                WorkspaceFS(path).remove_root()
+            except WorkspaceError:
+                pass
             raise
         parent.note_fork(run)
         return run

@@ -12,6 +12,13 @@ to a read-only file is broken, not written through. One code path on every kerne
 ``openat2``, which seccomp profiles often hide), and each step is by descriptor, so once the
 walk holds a folder, renaming names around it cannot move the host outside the workspace.
 
+Whole trees go the same way: :func:`copy_tree` (a workspace into a scratch copy, outputs out
+of a workspace, a task's files into a new one), :meth:`WorkspaceFS.clear` and
+:meth:`WorkspaceFS.remove_tree`, :meth:`WorkspaceFS.rename`, and :func:`temporary_folder` (a
+scratch folder removed by descriptor). Nothing else in the host reads, writes, lists, moves,
+chmods or removes beneath a workspace (``tests/environments/test_seam.py`` enforces it with an
+audit hook).
+
 Errors are :class:`WorkspaceError` with messages naming only workspace-relative paths.
 """
 
@@ -22,7 +29,8 @@ import functools
 import os
 import secrets
 import stat
-from collections.abc import Iterable, Iterator
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,6 +134,7 @@ class Walk:
     """What :meth:`WorkspaceFS.walk` found: regular files, and what it left out and why."""
 
     files: list[tuple[str, os.stat_result]] = field(default_factory=list)
+    folders: list[str] = field(default_factory=list)  # rel of every folder walked into
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (display rel, reason)
     strays: list[str] = field(default_factory=list)  # rel of non-files and too-deep folders
 
@@ -135,6 +144,15 @@ class WorkspaceFS:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
+
+    def make_root(self, mode: int | None = None) -> None:
+        """Create the root folder (and its parents) when missing; ``mode`` is set on its
+        descriptor. The root is the host's own choice of path (a scratch folder it made), so
+        this one step is by path; a link there is refused like anywhere else."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with self.folder(".") as fd:
+            if mode is not None:
+                os.fchmod(fd, mode)
 
     # --- descriptors ----------------------------------------------------------------------------
 
@@ -165,11 +183,13 @@ class WorkspaceFS:
                 if not create:
                     raise WorkspaceError(f"{shown!r}: no such folder in the workspace") from None
                 try:
-                    os.mkdir(part, 0o755, dir_fd=fd)
-                    _own_like_parent(fd, part)
+                    os.mkdir(part, 0o700, dir_fd=fd)
+                    made = True
                 except FileExistsError:
-                    pass
+                    made = False
                 nxt = os.open(part, DIR_FLAGS, dir_fd=fd)
+                if made:  # set by descriptor: 0755 whatever the umask, owned like its parent
+                    _own_like_parent(fd, nxt)
             except OSError as err:
                 if err.errno in (errno.ELOOP, errno.ENOTDIR):
                     st = _lstat_at(fd, part)
@@ -277,6 +297,28 @@ class WorkspaceFS:
                 raise
 
     @_named_errors
+    def symlink(self, rel: str, target: str) -> None:
+        """Make ``rel`` a symlink holding ``target`` (the link is made, nothing is followed)."""
+        with self.parent(rel, create=True) as (dfd, leaf):
+            os.symlink(target, leaf, dir_fd=dfd)
+
+    @_named_errors
+    def readlink(self, rel: str) -> str | None:
+        """The text of the symlink ``rel`` (None when ``rel`` is not a symlink)."""
+        with self.parent(rel) as (dfd, leaf):
+            st = _lstat_at(dfd, leaf)
+            if st is None or not stat.S_ISLNK(st.st_mode):
+                return None
+            return os.readlink(leaf, dir_fd=dfd)
+
+    @_named_errors
+    def rename(self, src: str, dst: str) -> None:
+        """Move ``src`` to ``dst`` (folders on the way to ``dst`` made), both by descriptor;
+        whatever ``dst`` named is replaced, never written through."""
+        with self.parent(src) as (sfd, sleaf), self.parent(dst, create=True) as (dfd, dleaf):
+            os.replace(sleaf, dleaf, src_dir_fd=sfd, dst_dir_fd=dfd)
+
+    @_named_errors
     def copy(self, src: str, dst: str) -> None:
         with self.open_read(src) as f:
             self.write(dst, iter(lambda: f.read(CHUNK), b""))
@@ -333,10 +375,25 @@ class WorkspaceFS:
                     pending.pop()
                     os.rmdir(name, dir_fd=top)
 
+    def clear(self, rel: str = ".") -> None:
+        """Remove everything inside folder ``rel``, keeping the folder itself."""
+        base = "/".join(split(rel))
+        for entry in self.listdir(rel):
+            self.remove_tree(f"{base}/{entry.name}" if base else entry.name)
+
+    def remove_root(self) -> None:
+        """Remove the root folder and everything in it (what is inside by descriptor)."""
+        self.clear()
+        try:
+            os.rmdir(self.root)
+        except OSError as err:
+            raise _os_error(".", err) from None
+
     # --- walking --------------------------------------------------------------------------------
 
-    def walk(self, max_depth: int = MAX_DEPTH) -> Walk:
-        """Every regular file beneath the root, iteratively and by descriptor.
+    def walk(self, max_depth: int = MAX_DEPTH, under: str = "") -> Walk:
+        """Every regular file beneath the root (or its folder ``under``: a missing one is
+        empty), iteratively and by descriptor; paths are relative to the root.
 
         Symlinks, FIFOs, sockets and devices are never followed or opened (listed in
         ``strays``); names that are not UTF-8 are skipped with a note, because a run record
@@ -344,7 +401,7 @@ class WorkspaceFS:
         ``max_depth`` are not entered (noted, and listed in ``strays``).
         """
         found = Walk()
-        stack = [""]
+        stack = ["/".join(split(under))]
         while stack:
             rel = stack.pop()
             depth = len(split(rel))
@@ -364,6 +421,7 @@ class WorkspaceFS:
                         found.strays.append(child)
                     else:
                         stack.append(child)
+                        found.folders.append(child)
                 elif e.kind == "file":
                     found.files.append((child, e.st))
                 else:
@@ -371,7 +429,72 @@ class WorkspaceFS:
                     if e.kind not in ("file", "symlink"):
                         found.skipped.append((child, f"it is {_KIND_WORDS[e.kind]}"))
         found.files.sort(key=lambda item: item[0])
+        found.folders.sort()
         return found
+
+
+def scratch_mode(mode: int) -> int:
+    """A copied file's mode: readable by all, executable where it was, never set-id."""
+    return (mode & 0o755) | 0o644
+
+
+def copy_tree(src: WorkspaceFS, dst: WorkspaceFS, *, under: str = "", links: bool = False,
+              mode: Callable[[int], int] = scratch_mode, max_bytes: int | None = None) -> Walk:
+    """Copy the tree beneath ``src`` (its folder ``under``, when given) into ``dst``.
+
+    Every side is walked and written by descriptor: each file is read ``O_NOFOLLOW`` and
+    written through :meth:`WorkspaceFS.write` (a temp file renamed over the name, its mode set
+    with ``fchmod``), each folder made by descriptor. Symlinks are dropped, or with ``links``
+    made again as links holding the same text (never followed); FIFOs, sockets and devices
+    are dropped. ``max_bytes`` caps the bytes copied, counted as they are read (a file that
+    grows after the walk cannot pass it). Returns ``src``'s walk (what was left out and why).
+    """
+    found = src.walk(under=under)
+    base = "/".join(split(under))
+
+    def dest(rel: str) -> str:
+        return rel[len(base) + 1:] if base else rel
+
+    total = sum(st.st_size for _, st in found.files)
+    if max_bytes is not None and total > max_bytes:
+        raise WorkspaceError(f"the files exceed {max_bytes >> 20} MB")
+    dst.make_root()
+    for rel in found.folders:
+        with dst.folder(dest(rel), create=True):
+            pass
+    copied = 0
+
+    def counted(rel: str) -> Iterator[bytes]:
+        nonlocal copied
+        for chunk in src.chunks(rel):
+            copied += len(chunk)
+            if max_bytes is not None and copied > max_bytes:
+                raise WorkspaceError(f"the files exceed {max_bytes >> 20} MB")
+            yield chunk
+
+    for rel, st in found.files:
+        dst.write(dest(rel), counted(rel), mode=mode(st.st_mode))
+    if links:
+        for rel in found.strays:
+            target = src.readlink(rel) if is_utf8(rel) else None
+            if target is not None:
+                dst.symlink(dest(rel), target)
+    return found
+
+
+@contextmanager
+def temporary_folder(prefix: str) -> Iterator[Path]:
+    """A new private scratch folder, removed by descriptor afterwards (sandboxes write into
+    what it holds, so its removal must not follow a link they left: ``shutil.rmtree``'s own
+    safety is not relied on, and the rule stays "workspace trees through this module")."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield path
+    finally:
+        try:
+            WorkspaceFS(path).remove_root()
+        except WorkspaceError:
+            pass
 
 
 def _entries(fd: int) -> Iterator[Entry]:
@@ -422,12 +545,15 @@ def _set_owner_and_mode(fd: int, dfd: int, old: os.stat_result | None, mode: int
         os.fchown(fd, ref.st_uid, ref.st_gid)
 
 
-def _own_like_parent(dfd: int, name: str) -> None:
+def _own_like_parent(dfd: int, fd: int) -> None:
+    """A folder the host just made (``fd``): mode 0755 and, when the host is root, its
+    parent's owner, both set on the descriptor (the name may be something else by now)."""
+    os.fchmod(fd, 0o755)
     if os.geteuid() != 0:
         return
     st = os.fstat(dfd)
     if (st.st_uid, st.st_gid) != (0, 0):
-        os.chown(name, st.st_uid, st.st_gid, dir_fd=dfd, follow_symlinks=False)
+        os.fchown(fd, st.st_uid, st.st_gid)
 
 
 def _unlink_quietly(dfd: int, name: str) -> None:

@@ -18,7 +18,9 @@ def code_mounts() -> list[Mount]:
 
 
 def sandbox_limits(task: TaskSpec) -> SandboxLimits:
-    """The task's ``[limits]`` as the sandbox enforces them (a write past ``disk_mb`` fails)."""
+    """The task's ``[limits]`` as the sandbox enforces them: a write past ``disk_mb`` in one
+    file, in all files together, or past ``max_files`` files, fails while the command runs."""
     lim = task.limits
     return SandboxLimits(timeout=lim.exec_timeout, memory_mb=lim.memory_mb, cpus=lim.cpus,
-                         pids=lim.pids, output_bytes=lim.output_bytes, file_mb=lim.disk_mb)
+                         pids=lim.pids, output_bytes=lim.output_bytes, file_mb=lim.disk_mb,
+                         disk_mb=lim.disk_mb, max_files=lim.max_files)

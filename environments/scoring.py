@@ -17,9 +17,7 @@ import json
 import math
 import re
 import secrets
-import shutil
 import statistics
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,11 +27,11 @@ from pydantic import BaseModel, Field
 
 from environments import timing
 from environments.anchors import load_anchors, normalize
+from environments.limits import LimitError, loads_json
 from environments.prepare import fingerprint, labcoat_home
 from environments.runs import RunDir, now
-from environments.safefs import WorkspaceError, WorkspaceFS
+from environments.safefs import WorkspaceError, WorkspaceFS, copy_tree, scratch_mode, temporary_folder
 from environments.sandboxing import code_mounts, sandbox_limits
-from environments.snapshots import walk_files
 from environments.submission import (
     CHALLENGE,
     Produced,
@@ -160,30 +158,27 @@ def improvement(value: float, baseline: float, higher_is_better: bool) -> float:
 
 
 def lay_read_only(task: TaskSpec, folder: Path) -> None:
-    """Overwrite the task's read-only files in ``folder`` with their pristine copies."""
-    for rel, src in walk_files(task.env_dir):
+    """Overwrite the task's read-only files in ``folder`` with their pristine copies.
+
+    By descriptor on both sides (:mod:`environments.safefs`): whatever stands at a read-only
+    name (a folder, a link) is removed, never followed, and a link on the way to one is
+    refused, so the host (often root) cannot be steered into writing a host folder."""
+    pristine, fs = WorkspaceFS(task.env_dir), WorkspaceFS(folder)
+    for rel, st in pristine.walk().files:
         if task.is_read_only(rel):
-            dest = folder / rel
-            if dest.is_symlink() or dest.is_dir():
-                shutil.rmtree(dest) if dest.is_dir() and not dest.is_symlink() else dest.unlink()
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, dest)
+            if fs.kind(rel) not in (None, "file"):
+                fs.remove_tree(rel)
+            fs.write(rel, pristine.chunks(rel), mode=scratch_mode(st.st_mode))
 
 
 def _copy_files(source: Path, dest: Path) -> None:
-    """The regular files of ``source`` into ``dest``, read the race-proof way
-    (:class:`WorkspaceFS`): a live workspace (Validate Submission) may hold symlinks (one to
-    ``/task/scripts/answers`` must not become a submission), FIFOs or a very deep tree, and
-    none of them may reach, block or crash scoring."""
-    fs = WorkspaceFS(source)
-    dest.mkdir(parents=True, exist_ok=True)
-    for rel, st in fs.walk().files:
-        target = dest / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with target.open("wb") as out:
-            for chunk in fs.chunks(rel):
-                out.write(chunk)
-        target.chmod((st.st_mode & 0o755) | 0o644)
+    """The regular files of ``source`` into ``dest``, both by descriptor
+    (:func:`environments.safefs.copy_tree`): a live workspace (Validate Submission) may hold
+    symlinks (one to ``/task/scripts/answers`` must not become a submission), FIFOs or a very
+    deep tree, and none of them may reach, block or crash scoring; and ``dest`` may be a
+    sandbox's workspace between two commands (a timed task's repeats), so nothing there is
+    followed either."""
+    copy_tree(WorkspaceFS(source), WorkspaceFS(dest))
 
 
 TRUSTED_FUNCTION = {"get_score": "score", "get_validation_score": "validation_score"}
@@ -206,8 +201,7 @@ def evaluate(task: TaskSpec, workspace: Path, sandbox: str = "auto",
     the value taken only from a line tagged with a nonce the submission never sees.
     """
     timeout = timeout or task.limits.eval_timeout
-    with tempfile.TemporaryDirectory(prefix="labcoat-score-") as tmp:
-        tmp = Path(tmp)
+    with temporary_folder("labcoat-score-") as tmp:
         try:
             scratch = _scratch(task, workspace, tmp / "workspace")
         except (OSError, WorkspaceError) as err:
@@ -281,7 +275,7 @@ def _timed(task: TaskSpec, workspace: Path, tmp: Path, here: Path, challenge: st
         boxes = {"a": sa, "b": sbx}
         for i in range(timing.MAX_PAIRS):
             rep = f"{challenge}{i:04x}"
-            (here / CHALLENGE).write_text(rep)
+            WorkspaceFS(here).write(CHALLENGE, rep.encode(), mode=0o644)
             for side in (("a", "b") if i % 2 == 0 else ("b", "a")):  # ABBA: no order bias
                 produced = run_produce(sandbox, spaces[side], here, limits, mounts, sb=boxes[side])
                 spent += produced.seconds
@@ -325,10 +319,12 @@ for top in ("/tmp", "/dev/shm"):
 
 def reset_workspace(task: TaskSpec, source: Path, space: Path, sb) -> None:
     """Between repeats: the submission's workspace as submitted again, its temporary folders
-    emptied, so a repeat cannot answer from what an earlier one left behind (untimed)."""
+    emptied, so a repeat cannot answer from what an earlier one left behind (untimed).
+
+    ``space`` is the open sandbox's workspace: it is emptied and laid again by descriptor
+    only, and only between two commands (when the sandbox holds no process)."""
     sb.exec([sb.python, "-I", "-S", "-c", _EMPTY_TMP])
-    for child in space.iterdir():
-        shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+    WorkspaceFS(space).clear()
     _scratch(task, source, space)
 
 
@@ -361,7 +357,10 @@ def _trusted(task: TaskSpec, folder: Path, sandbox: str, function: str, timeout:
         why = "out of memory" if result.oom_killed else (
             f"the scoring process died (exit {result.exit_code}) before reporting")
         return EvalResult(seconds=result.seconds, failure="eval_error", detail=f"{why}: {tail}")
-    report = json.loads(found[-1])
+    try:  # the runner's line; what the evaluated code wrote shaped it (a report nested deep)
+        report = loads_json(found[-1], max_bytes=1 << 20, max_depth=32, what="the scoring report")
+    except LimitError as err:
+        return EvalResult(seconds=result.seconds, failure="eval_error", detail=f"{err}\n{tail}")
     if "no_submission" in report:
         return EvalResult(seconds=result.seconds, failure="no_submission",
                           detail=f"{report['no_submission']}\n{tail}".strip())
@@ -463,12 +462,12 @@ def make_score(task: TaskSpec, result: EvalResult, step: int | None,
 
 
 def _restore_and_evaluate(run: RunDir, task: TaskSpec, index: int, sandbox: str) -> EvalResult:
-    with tempfile.TemporaryDirectory(prefix="labcoat-restore-") as tmp:
+    with temporary_folder("labcoat-restore-") as tmp:
         try:
-            run.restore(index, Path(tmp))
+            run.restore(index, tmp)
         except Exception as err:  # noqa: BLE001 - a broken snapshot is an infrastructure failure
             return EvalResult(failure="infrastructure", detail=f"cannot restore step {index}: {err}")
-        return evaluate(task, Path(tmp), sandbox)
+        return evaluate(task, tmp, sandbox)
 
 
 def score_run(run: RunDir, task: TaskSpec, step: int | None = None, sandbox: str = "auto") -> Score:
@@ -578,16 +577,22 @@ def run_solve(task: TaskSpec, workspace: Path, sandbox: str = "auto") -> None:
                                    f"timed_out={r.timed_out}):\n{(r.stderr or r.stdout)[-2000:]}")
 
 
+def _task_workspace(task: TaskSpec, ws: Path, overlay: Path | None) -> Path:
+    """``env/`` (and ``overlay`` over it) copied into a new workspace ``ws`` by descriptor
+    (links kept as links, modes kept)."""
+    for src in (task.env_dir, overlay):
+        if src is not None:
+            copy_tree(WorkspaceFS(src), WorkspaceFS(ws), links=True, mode=lambda m: m & 0o777)
+    return ws
+
+
 def measure(task: TaskSpec, overlay: Path | None = None, runs: int = 1, sandbox: str = "auto",
             progress=None) -> list[float]:
     """Score ``env/`` (+ ``overlay``) after running ``solve``, ``runs`` times."""
     values = []
     for i in range(runs):
-        with tempfile.TemporaryDirectory(prefix="labcoat-measure-") as tmp:
-            ws = Path(tmp) / "workspace"
-            shutil.copytree(task.env_dir, ws)
-            if overlay is not None:
-                shutil.copytree(overlay, ws, dirs_exist_ok=True)
+        with temporary_folder("labcoat-measure-") as tmp:
+            ws = _task_workspace(task, tmp / "workspace", overlay)
             run_solve(task, ws, sandbox)
             result = evaluate(task, ws, sandbox)
         if result.value is None:
@@ -654,10 +659,8 @@ def check_task(task: TaskSpec, sandbox: str = "auto", runs: int = 1) -> TaskChec
 def _check_timed(task: TaskSpec, sandbox: str, start: float) -> TaskCheck:
     """A timed task: the reference against the pristine env/ in one paired scoring; it passes
     when the whole interval of its improvement is past the threshold."""
-    with tempfile.TemporaryDirectory(prefix="labcoat-measure-") as tmp:
-        ws = Path(tmp) / "workspace"
-        shutil.copytree(task.env_dir, ws)
-        shutil.copytree(task.reference_dir, ws, dirs_exist_ok=True)
+    with temporary_folder("labcoat-measure-") as tmp:
+        ws = _task_workspace(task, tmp / "workspace", task.reference_dir)
         run_solve(task, ws, sandbox)
         result = evaluate(task, ws, sandbox)
     if result.value is None or result.paired is None:

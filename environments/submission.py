@@ -31,9 +31,7 @@ submission's process could touch.
 
 from __future__ import annotations
 
-import os
 import select
-import shutil
 import socket
 import threading
 import time
@@ -43,6 +41,7 @@ from pydantic import BaseModel
 
 from environments import channel
 from environments.channel import ChannelError
+from environments.safefs import WorkspaceError, WorkspaceFS, copy_tree
 from sandbox import Mount, SandboxError, SandboxLimits, open_sandbox
 
 PRODUCE = "produce.py"
@@ -105,17 +104,23 @@ class Produced(BaseModel):
     tail: str = ""
 
 
+def _readable(mode: int) -> int:
+    return 0o644
+
+
 def produce_dir(scripts_dir: Path, dest: Path, challenge: str) -> Path:
-    """The folder phase (a) may read: ``produce.py``, ``inputs/`` and the challenge, nothing else."""
+    """The folder phase (a) may read: ``produce.py``, ``inputs/`` and the challenge, nothing else.
+
+    Mounted read-only into the submission's sandbox, it is written by descriptor like a
+    workspace (files 0644 and folders 0755 set on their descriptors, whatever the umask)."""
     dest.mkdir(parents=True)
-    shutil.copyfile(Path(scripts_dir) / PRODUCE, dest / PRODUCE)
-    inputs = Path(scripts_dir) / INPUTS
-    if inputs.is_dir():
-        shutil.copytree(inputs, dest / INPUTS, symlinks=False)
-    (dest / CHALLENGE).write_text(challenge)
-    shutil.copyfile(Path(channel.__file__), dest / WIRE)
-    for path in [dest, *dest.rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
+    out, scripts = WorkspaceFS(dest), WorkspaceFS(Path(scripts_dir))
+    out.make_root(0o755)
+    out.write(PRODUCE, scripts.chunks(PRODUCE), mode=0o644)
+    if scripts.kind(INPUTS) == "dir":
+        copy_tree(scripts, WorkspaceFS(dest / INPUTS), under=INPUTS, mode=_readable)
+    out.write(CHALLENGE, challenge.encode(), mode=0o644)
+    out.write(WIRE, Path(channel.__file__).read_bytes(), mode=0o644)
     return dest
 
 
@@ -129,7 +134,7 @@ def run_produce(kind: str, workspace: Path, here: Path, limits: SandboxLimits,
                 mounts: list[Mount], sb=None) -> Produced:
     """Phase (a) over ``workspace`` (a scratch copy), in ``sb`` when given (a timed task reuses
     one); its outputs end up in ``workspace/OUTPUTS``."""
-    shutil.rmtree(workspace / OUTPUTS, ignore_errors=True)
+    _clear_outputs(workspace)
     try:
         if sb is not None:
             r = _exec_produce(sb)
@@ -139,6 +144,14 @@ def run_produce(kind: str, workspace: Path, here: Path, limits: SandboxLimits,
     except (SandboxError, OSError, ValueError) as err:
         raise SandboxError(f"the submission phase could not run: {err}") from err
     return _produced(r)
+
+
+def _clear_outputs(workspace: Path) -> None:
+    """Remove ``workspace/OUTPUTS`` by descriptor (never through a link left there)."""
+    try:
+        WorkspaceFS(workspace).remove_tree(OUTPUTS)
+    except WorkspaceError:
+        pass
 
 
 def _exec_produce(sb, chan: tuple[int, int, float] | None = None):
@@ -159,23 +172,16 @@ def _produced(r) -> Produced:
 
 def collect_outputs(workspace: Path, dest: Path, challenge: str) -> None:
     """Copy phase (a)'s outputs to ``dest`` as plain files (no links, size-capped), then the
-    host's own ``challenge.txt`` over whatever the submission wrote under that name."""
-    src = workspace / OUTPUTS
-    dest.mkdir(parents=True, exist_ok=True)
-    total = 0
-    if src.is_dir() and not src.is_symlink():
-        for dirpath, dirnames, filenames in os.walk(src):
-            for name in filenames:
-                path = Path(dirpath) / name
-                if path.is_symlink() or not path.is_file():
-                    continue
-                total += path.stat().st_size
-                if total > MAX_OUTPUT_BYTES:
-                    raise ValueError(f"the outputs exceed {MAX_OUTPUT_BYTES >> 20} MB")
-                target = dest / path.relative_to(src)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, target)
-    (dest / CHALLENGE).write_text(challenge)
+    host's own ``challenge.txt`` over whatever the submission wrote under that name.
+
+    Read by descriptor from the workspace's root down (:func:`environments.safefs.copy_tree`),
+    after the command has ended: a link anywhere in ``OUTPUTS`` is dropped, never followed."""
+    try:
+        copy_tree(WorkspaceFS(workspace), WorkspaceFS(dest), under=OUTPUTS,
+                  max_bytes=MAX_OUTPUT_BYTES)
+    except WorkspaceError as err:
+        raise ValueError(f"the outputs cannot be copied: {err}") from None
+    WorkspaceFS(dest).write(CHALLENGE, challenge.encode(), mode=0o644)
 
 
 SOURCE_ASIDE = ".labcoat-source"
@@ -190,23 +196,17 @@ def strip_code(folder: Path, keep=lambda rel: False) -> None:
     ``keep(rel)`` spares the task's own read-only files, laid over from the pristine env/
     (a task library such as ln-net-capacity's ``lnlib.py`` is the task's code, not the actor's).
     """
-    aside = folder / SOURCE_ASIDE
-    moves = []
-    for dirpath, dirnames, filenames in os.walk(folder):
-        for name in list(dirnames):
-            if name == "__pycache__":
-                shutil.rmtree(Path(dirpath) / name)
-                dirnames.remove(name)
-        for name in filenames:
-            path = Path(dirpath) / name
-            rel = path.relative_to(folder).as_posix()
-            if name.endswith(CODE_SUFFIXES) and not keep(rel):
-                moves.append((path, aside / rel))
-    for path, dest in moves:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(path, dest)
-    for path in aside.rglob("__init__.py"):  # no package to import from either
-        path.rename(path.with_name("__init__.py.txt"))
+    fs = WorkspaceFS(folder)
+    for rel in fs.walk().folders:
+        if rel.rsplit("/", 1)[-1] == "__pycache__":
+            fs.remove_tree(rel)  # quietly nothing when an outer one already went
+    moves = [rel for rel, _ in fs.walk().files
+             if rel.endswith(CODE_SUFFIXES) and not keep(rel)]
+    for rel in moves:
+        fs.rename(rel, f"{SOURCE_ASIDE}/{rel}")
+    for rel, _ in fs.walk(under=SOURCE_ASIDE).files:  # no package to import from either
+        if rel.rsplit("/", 1)[-1] == "__init__.py":
+            fs.rename(rel, f"{rel}.txt")
 
 
 # --- interactive submissions: an oracle the submission may question ------------------------
@@ -337,10 +337,10 @@ def run_interactive(kind: str, workspace: Path, here: Path, limits: SandboxLimit
     """Phase (a) of an interactive task: the submission and the task's oracle, each in its own
     sandbox, joined only by the host's checked relay. ``oracle_home`` is an empty scratch
     folder (the oracle's workspace); the submission's outputs end up in ``workspace/OUTPUTS``."""
-    shutil.rmtree(workspace / OUTPUTS, ignore_errors=True)
+    _clear_outputs(workspace)
     wire = oracle_home / "wire"
-    wire.mkdir(parents=True)
-    shutil.copyfile(Path(channel.__file__), wire / WIRE)
+    WorkspaceFS(wire).make_root(0o755)
+    WorkspaceFS(wire).write(WIRE, Path(channel.__file__).read_bytes(), mode=0o644)
     scratch = oracle_home / "workspace"
     scratch.mkdir()
     oracle_mounts = [*mounts, Mount(source=scripts_dir, target="/task/scripts"),

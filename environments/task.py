@@ -10,6 +10,7 @@ broken folder fails once, naming the file, instead of half-way through a run.
 from __future__ import annotations
 
 import fnmatch
+import re
 import tomllib
 from pathlib import Path
 from typing import Literal
@@ -23,7 +24,11 @@ from pydantic import (
     model_validator,
 )
 
+from environments.limits import LimitError, read_capped
+
 DEFAULT_THRESHOLD = 0.10
+MAX_TOML_BYTES = 1 << 20  # task.toml, research_problem.txt, read_only_files.txt: read capped
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class TaskError(ValueError):
@@ -45,6 +50,8 @@ class TaskLimits(BaseModel):
     max_time: float = Field(4 * 3600.0, gt=0, description="seconds of wall clock for a run")
     disk_mb: int = Field(1024, ge=1, description="MB of files a run may add to its workspace "
                          "(apparent sizes, so sparse files count whole); past it a step is not snapshotted")
+    max_files: int = Field(200_000, ge=16, description="files and folders a run may add to its "
+                           "workspace; past it (or disk_mb) a write fails with ENOSPC")
 
 
 class HParam(BaseModel):
@@ -93,6 +100,30 @@ class OracleToml(BaseModel):
         return int(self.max_message_mb * (1 << 20))
 
 
+class PrepareToml(BaseModel):
+    """``[prepare]``: what ``scripts/prepare.py`` may reach besides its own copy of the folder.
+
+    A task folder is untrusted code (it comes from the internet), so its prepare.py runs in
+    the sandbox (``environments/prepare.py``) with nothing of the host: no network and no
+    environment unless declared here (MLAgentBench's prepare scripts download their data, with
+    Kaggle's credentials). Only prepare.py gets these: an actor's commands never do."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    network: bool = Field(False, strict=True,
+                          description="prepare.py reaches the network (the host's)")
+    env: list[str] = Field(default_factory=list, description="names of the person's environment "
+                           "variables prepare.py gets (credentials included, on purpose)")
+
+    @field_validator("env")
+    @classmethod
+    def _names(cls, names: list[str]) -> list[str]:
+        bad = [n for n in names if not ENV_NAME.fullmatch(n)]
+        if bad:
+            raise ValueError(f"not environment variable names: {bad}")
+        return names
+
+
 # keys that task.toml no longer takes, and what replaced them
 _GONE = {
     "validation_budget": 'is declared as [feedback] kind = "validation", budget = N',
@@ -127,6 +158,7 @@ class TaskToml(BaseModel):
                         "measured by the host against the pristine env/ (environments/timing.py)")
     hparams: list[HParam] = Field(default_factory=list)
     limits: TaskLimits = Field(default_factory=TaskLimits)
+    prepare: PrepareToml = Field(default_factory=PrepareToml)
 
     @model_validator(mode="before")
     @classmethod
@@ -185,11 +217,19 @@ class TaskSpec(TaskToml):
         return any(fnmatch.fnmatchcase(rel_path, g) for g in self.read_only_globs)
 
 
+def _read_text(path: Path) -> str:
+    """A task folder's text file, read capped (:data:`MAX_TOML_BYTES`): TaskError when larger."""
+    try:
+        return read_capped(path, MAX_TOML_BYTES).decode(errors="replace")
+    except LimitError as err:
+        raise TaskError(str(err)) from err
+
+
 def _read_globs(path: Path) -> list[str]:
     if not path.exists():
         return []
     globs = []
-    for n, line in enumerate(path.read_text().splitlines(), 1):
+    for n, line in enumerate(_read_text(path).splitlines(), 1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
@@ -218,10 +258,13 @@ def load_task(root: str | Path, name: str | None = None) -> TaskSpec:
 
         data.update(defaults_for(name or root.name))  # MLAgentBench's metric and direction
     if toml_path.exists():
+        text = _read_text(toml_path)
         try:
-            data = tomllib.loads(toml_path.read_text())
+            data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as err:
             raise TaskError(f"{toml_path}: invalid TOML: {err}") from err
+        except RecursionError as err:  # tomllib recurses per nested array or table
+            raise TaskError(f"{toml_path}: invalid TOML: nested too deeply") from err
     try:
         toml = TaskToml.model_validate(data)
     except ValidationError as err:
@@ -240,7 +283,7 @@ def load_task(root: str | Path, name: str | None = None) -> TaskSpec:
         **toml.model_dump(exclude={"name"}),
         name=toml.name or name or root.name,
         root=root,
-        research_problem=problem_path.read_text().strip(),
+        research_problem=_read_text(problem_path).strip(),
         read_only_globs=_read_globs(scripts / "read_only_files.txt"),
     )
     _check_contract(spec, toml_path)

@@ -6,9 +6,13 @@ import json
 from functools import partial
 
 from environments.actions import ActionContext, ActionFailed, ActionSpec
+from environments.limits import LimitError, loads_json
 from environments.observation import Observation
 from methods.registry import get_tool
 from methods.toolspec import ToolSpec
+
+MAX_REPORT_BYTES = 8 << 20  # a report is printed by sandboxed code: parsed only when bounded
+MAX_REPORT_DEPTH = 64
 
 
 def run_tool(spec: ToolSpec, ctx: ActionContext, args) -> Observation:
@@ -18,8 +22,9 @@ def run_tool(spec: ToolSpec, ctx: ActionContext, args) -> Observation:
                               stdin=payload)
     last = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
     try:
-        report = json.loads(last)
-    except json.JSONDecodeError:
+        report = loads_json(last, max_bytes=MAX_REPORT_BYTES, max_depth=MAX_REPORT_DEPTH,
+                            what=f"tool {spec.name}'s report")
+    except LimitError:  # too large, too deep or no JSON: the tool failed without a report
         report = None
     if result.timed_out:
         raise ActionFailed(f"tool {spec.name} was killed after {ctx.task.limits.exec_timeout:g} s")

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from sandbox.capture import Tee
 
 WORKDIR = "/workspace"
 FILE_LIMIT_ENV = "LABCOAT_FILE_BYTES"
@@ -41,6 +43,15 @@ class SandboxLimits(BaseModel):
     output_bytes: int = Field(1_000_000, ge=256, description="stdout+stderr kept per command")
     file_mb: int = Field(1024, ge=1, description="largest file a command may write "
                          "(RLIMIT_FSIZE; past it the write fails and SIGXFSZ ends the command)")
+    disk_mb: int = Field(1024, ge=1, description="MB the workspace may grow by while the "
+                         "sandbox lives (an ext4 image's size, sandbox/quota.py; past it ENOSPC)")
+    max_files: int = Field(200_000, ge=16, description="files and folders the workspace may "
+                           "gain while the sandbox lives (the image's inode count)")
+    network: bool = Field(False, description="commands reach the network (the host's own): "
+                          "only ever for a task's prepare.py that declares [prepare] network")
+    pass_env: tuple[str, ...] = Field((), description="names passed to commands although they "
+                                      "look like credentials: only ever the ones a task declares "
+                                      "for its prepare.py ([prepare] env); actors' sandboxes none")
 
 
 class Mount(BaseModel):
@@ -81,14 +92,18 @@ class Isolation(BaseModel):
     pids: bool = False
     process_tree_kill: bool = False
     unprivileged_user: bool = False
+    disk_quota: str = Field("not enforced", description="'enforced (ext4 image)' or "
+                            "'not enforced: <why>' (sandbox/quota.py)")
     warnings: list[str] = Field(default_factory=list)
 
 
-def clean_env(extra: Mapping[str, str] | None, cpus: float, pythonpath: str) -> dict[str, str]:
+def clean_env(extra: Mapping[str, str] | None, cpus: float, pythonpath: str,
+              allow: Collection[str] = ()) -> dict[str, str]:
     """The whole environment a sandboxed command sees: nothing inherited from the host.
 
     Names that look like credentials are dropped even when a caller passes them explicitly,
-    so an API key can never reach an actor's code by accident.
+    so an API key can never reach an actor's code by accident; ``allow`` (a sandbox's
+    ``limits.pass_env``, set only for a task's prepare.py) lets the names a task declared through.
     """
     threads = str(max(1, int(cpus)))
     env = {
@@ -104,7 +119,7 @@ def clean_env(extra: Mapping[str, str] | None, cpus: float, pythonpath: str) -> 
         "OPENBLAS_NUM_THREADS": threads,
     }
     for name, value in (extra or {}).items():
-        if not SECRET_NAME.search(name):
+        if not SECRET_NAME.search(name) or name in allow:
             env[name] = value
     return env
 
@@ -168,11 +183,13 @@ class Sandbox(ABC):
         env: Mapping[str, str] | None = None,
         stdin: str | bytes | int | None = None,
         cwd: str | None = None,
+        tee: Tee | None = None,
     ) -> ExecResult:
         """Run ``argv`` in ``cwd`` (default: the workspace) and wait for it, within the limits.
 
         ``stdin`` is text fed to the command, or a descriptor it gets as its stdin (a socket:
-        an interactive submission's oracle channel, which the caller keeps its own end of)."""
+        an interactive submission's oracle channel, which the caller keeps its own end of).
+        ``tee(stream, chunk)`` sees the output as it comes (a task's prepare.py at the terminal)."""
 
     def close(self) -> None:
         """Release what the backend holds (a container); idempotent."""
@@ -195,4 +212,11 @@ class Sandbox(ABC):
 
     def describe(self) -> Isolation:
         """What this open sandbox enforces (a backend may run degraded, e.g. without bwrap)."""
-        return type(self).isolation()
+        return self.with_network(type(self).isolation())
+
+    def with_network(self, report: Isolation) -> Isolation:
+        """``report`` as this sandbox's limits leave it: with ``network``, not network-isolated."""
+        if not self.limits.network:
+            return report
+        return report.model_copy(update={"network": False, "warnings": [
+            *report.warnings, "network: the host's (declared by the task for its prepare.py)"]})

@@ -10,6 +10,11 @@ from __future__ import annotations
 import os
 import threading
 from collections import deque
+from collections.abc import Callable
+
+Tee = Callable[[int, bytes], None]
+"""Called with (1 for stdout or 2 for stderr, a chunk) as a command's output arrives: what a
+caller that shows output live (a task's prepare.py at the terminal) passes to ``exec``."""
 
 
 class CappedBuffer:
@@ -52,13 +57,19 @@ class CappedBuffer:
         return self.head.decode("utf-8", "replace") + note + tail.decode("utf-8", "replace")
 
 
-def drain(fd: int, buf: CappedBuffer) -> threading.Thread:
-    """Read ``fd`` to EOF into ``buf`` on a daemon thread (so two pipes never deadlock)."""
+def drain(fd: int, buf: CappedBuffer, tee: Tee | None = None, stream: int = 1) -> threading.Thread:
+    """Read ``fd`` to EOF into ``buf`` on a daemon thread (so two pipes never deadlock);
+    ``tee(stream, chunk)`` also gets each chunk as it comes, uncapped."""
 
     def run() -> None:
         try:
             while chunk := os.read(fd, 1 << 16):
                 buf.write(chunk)
+                if tee is not None:
+                    try:
+                        tee(stream, chunk)
+                    except Exception:  # a broken display must not stop the draining
+                        pass
         finally:
             os.close(fd)
 
@@ -71,8 +82,9 @@ class Streams:
     """A command's stdin, stdout and stderr as pipes: the child's ends to hand over, the host's
     ends drained into capped buffers (and stdin fed) on daemon threads."""
 
-    def __init__(self, cap: int, stdin: str | bytes | int | None) -> None:
+    def __init__(self, cap: int, stdin: str | bytes | int | None, tee: Tee | None = None) -> None:
         self.out, self.err = CappedBuffer(cap), CappedBuffer(cap)
+        self._tee = tee
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         if stdin is None:
@@ -91,7 +103,8 @@ class Streams:
         for fd in self.child_fds:
             os.close(fd)
         self.child_fds = []
-        self._readers = [drain(self._host[0], self.out), drain(self._host[1], self.err)]
+        self._readers = [drain(self._host[0], self.out, self._tee, 1),
+                         drain(self._host[1], self.err, self._tee, 2)]
         self._host = []
         in_w, data = self._stdin
         if in_w is not None:

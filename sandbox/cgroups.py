@@ -5,18 +5,22 @@ subprocess sandbox makes one per command.
 
 rlimits cannot cap a process tree's memory or process count when the host runs as root (root
 is exempt from RLIMIT_NPROC), and cannot see a daemon that left the process group. A cgroup
-can: it caps the tree, reports OOM kills, and lists every process to kill at the end.
+can: it caps the tree, reports OOM kills, and lists every process to kill at the end (or, on
+cgroup v2, kills them all itself).
 """
 
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import time
 import uuid
 from pathlib import Path
 
 from sandbox.supervisor import kill_until_gone
+
+log = logging.getLogger(__name__)
 
 ROOT = Path("/sys/fs/cgroup")
 
@@ -82,9 +86,21 @@ class Cgroup:
                 pass
         return found
 
-    def kill_all(self) -> None:
-        """SIGKILL every process in the group, repeating while forks race the kill."""
-        kill_until_gone(self.pids, 50, 0.02)
+    def kill_all(self) -> bool:
+        """SIGKILL every process in the group; True once ``cgroup.procs`` lists none.
+
+        cgroup v2's ``cgroup.kill`` (Linux 5.14+) kills the group and its subgroups at once,
+        forks racing it included; elsewhere (v1, older kernels) the listed processes are
+        killed again and again while forks race the kill. ``cgroup.procs`` lists a thread
+        group whose leader thread exited while others run, so neither misses one; and both
+        end only when it lists nothing."""
+        unified = self.dirs.get("unified")
+        if unified is not None and (unified / "cgroup.kill").exists():
+            try:
+                (unified / "cgroup.kill").write_text("1")
+            except OSError:
+                pass
+        return kill_until_gone(self.pids, 1000, 0.005)
 
     def oom_kills(self) -> int:
         """OOM kills inside this cgroup so far (compare before and after a command)."""
@@ -102,7 +118,8 @@ class Cgroup:
         return 0
 
     def remove(self) -> None:
-        self.kill_all()
+        if not self.kill_all():
+            log.error("processes in cgroup %s would not die; it is left behind", self.name)
         for d in self.dirs.values():
             for _ in range(50):
                 try:

@@ -1,6 +1,7 @@
 """The Docker backend: one locked-down container per sandbox, labcoat's supervisor its PID 1.
 
-The container (``network_mode=none``, read-only root, ``cap_drop=ALL``, ``no-new-privileges``,
+The container (``network_mode=none``, or the host's network only for a task's prepare.py that
+declares it (``SandboxLimits.network``), read-only root, ``cap_drop=ALL``, ``no-new-privileges``,
 an unprivileged user, pids/memory/CPU caps, a tmpfs ``/tmp``, the workspace bind-mounted at
 ``/workspace`` and the sandbox's mounts read-only) is started once, when the sandbox opens: a
 fresh container per command costs 200-500 ms.
@@ -28,10 +29,11 @@ fresh container per command costs 200-500 ms.
 * **OOM.** The engine's ``oom`` events for the container are followed on a thread; a command
   during which one arrived is reported ``oom_killed``.
 * **Ownership.** Files in ``/workspace`` belong to the host user: the container runs as the host
-  uid:gid; when the host user is root, as ``nobody``, with the workspace handed to it before each
-  command (root on the host can still read, change and delete everything) and handed back to
-  root when the sandbox closes (:mod:`sandbox.ownership`). A rootless engine runs commands as
-  the container's root, which is the host user outside.
+  uid:gid; when the host user is root, as a uid:gid leased for this sandbox alone from labcoat's
+  reserved range (no account's, no other live sandbox's: :mod:`sandbox.ownership`), with the
+  workspace handed to it before each command (root on the host can still read, change and
+  delete everything) and handed back to root when the sandbox closes. A rootless engine runs
+  commands as the container's root, which is the host user outside.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from sandbox import quota
 from sandbox.base import (
     FILE_LIMIT_ENV,
     WORKDIR,
@@ -59,7 +62,7 @@ from sandbox.base import (
     clean_env,
     code_pythonpath,
 )
-from sandbox.capture import Streams
+from sandbox.capture import Streams, Tee
 from sandbox.docker_link import TARGET, Listener, SupervisorLink
 from sandbox.image import (
     IMAGE,
@@ -70,7 +73,7 @@ from sandbox.image import (
     image_info,
 )
 from sandbox.namespace import SUPERVISOR_SOURCE, NamespaceGone
-from sandbox.ownership import SANDBOX_GID, SANDBOX_UID, hand_back, hand_over
+from sandbox.ownership import HostIds, hand_back, hand_over, lease_host_ids
 
 log = logging.getLogger(__name__)
 
@@ -80,24 +83,29 @@ LABEL_PID = "labcoat.pid"
 LABEL_PID_START = "labcoat.pid_start"
 LABEL_HOST = "labcoat.host"
 LABEL_BOOT = "labcoat.boot"
+NETWORK_MODE = "host"
+"""The network of a sandbox with ``limits.network`` (a task's declared prepare.py only): the
+host's, like the local backend's, and the one network every engine has (CI's dockerd runs with
+``--bridge=none``, so there is no default bridge to join)."""
 CONNECT_SECONDS = 30.0  # for the supervisor to start and connect (a cold page cache is slow)
 # getpass.getuser() and friends look here first; the uid may have no passwd entry.
 _IDENTITY = {"USER": "sandbox", "LOGNAME": "sandbox"}
 
 
-def _sandbox_user(rootless: bool = False) -> tuple[int, int]:
-    """Who commands run as: the host user's ids, nobody's when the host user is root.
+def _sandbox_user(rootless: bool = False) -> tuple[int, int, HostIds | None]:
+    """Who commands run as: the host user's ids; when the host user is root, ids leased for
+    this sandbox alone (returned with their lease, which the sandbox holds until it closes).
 
     A rootless engine maps the container's root to the host user (and every other uid to a
     subordinate id that could not write the workspace), so there the container's root, which
     holds no capabilities and is the host user outside, is the right one.
     """
     if rootless:
-        return 0, 0
-    uid = os.getuid() if hasattr(os, "getuid") else SANDBOX_UID
-    if uid == 0:
-        return SANDBOX_UID, SANDBOX_GID
-    return uid, os.getgid()
+        return 0, 0, None
+    if os.getuid() == 0:
+        ids = lease_host_ids()
+        return ids.uid, ids.gid, ids
+    return os.getuid(), os.getgid(), None
 
 
 def _proc_start(pid: int) -> str:
@@ -252,7 +260,8 @@ class DockerSandbox(Sandbox):
         super().__init__(workspace, limits, mounts)
         self.image = image or IMAGE
         self.run_id = uuid.uuid4().hex[:12]
-        self.uid, self.gid = SANDBOX_UID, SANDBOX_GID
+        self.uid, self.gid = os.getuid(), os.getgid()  # until the engine is asked: see below
+        self._ids: HostIds | None = None
         self._lock = threading.RLock()  # one command at a time (the supervisor serves one)
         self._close_lock = threading.Lock()
         self._closed = False
@@ -260,19 +269,47 @@ class DockerSandbox(Sandbox):
         self._link: SupervisorLink | None = None
         self._oom: _OomWatch | None = None
         self._finalizer = None
+        self._quotas: list[quota.WorkspaceQuota] = []
         try:
             self._client = engine_client()
             self.engine_cpus, self.rootless = _engine_facts(self._client)
-            self.uid, self.gid = _sandbox_user(self.rootless)
         except ImageError as err:
             raise SandboxError(str(err)) from err
         except Exception as err:
             raise SandboxError(f"docker engine error: {err}") from err
+        self.uid, self.gid, self._ids = _sandbox_user(self.rootless)
         try:
             remove_stale(self._client)
         except Exception as err:  # never a reason not to start; the next start tries again
             log.warning("could not sweep stale sandbox containers: %s", err)
-        self.startup_seconds = self._start()
+        try:  # the workspace's disk and file-count quota: the container binds the image
+            self._quotas = quota.open_quotas(self._writable_roots(), self.limits.disk_mb,
+                                             self.limits.max_files)
+        except quota.QuotaError as err:
+            if self._ids:
+                self._ids.release()
+            raise SandboxError(str(err)) from err
+        try:
+            self.startup_seconds = self._start()
+        except BaseException:
+            quota.release_all(self._quotas)
+            raise
+        if self._quotas and not self._sees_quota():
+            self.close()  # no command ran: the image holds all there is
+            raise SandboxError(
+                "the Docker engine does not see the workspace's quota mount (it runs in another "
+                "mount namespace), so what a command wrote would be lost at close")
+
+    def _sees_quota(self) -> bool:
+        """Whether the container's ``/workspace`` is the quota image mounted over the workspace
+        (the engine resolved the bind in this process's mount namespace), asked of the host's
+        ``/proc/<container init>/root``."""
+        pid = self._init_pid(self._cid) if self._cid else 0
+        try:
+            inside = os.stat(f"/proc/{pid}/root{WORKDIR}") if pid else None
+        except OSError:
+            inside = None
+        return inside is not None and inside.st_dev == os.stat(self.workspace).st_dev
 
     # ------------------------------------------------------------- the container
 
@@ -341,13 +378,14 @@ class DockerSandbox(Sandbox):
                 command=[SANDBOX_PYTHON, "-I", "-S", "-c", SUPERVISOR_SOURCE, TARGET],
                 user=f"{self.uid}:{self.gid}",
                 working_dir=WORKDIR,
-                hostname="sandbox",
+                # The engine refuses a hostname with the host's network (the host's name it is).
+                hostname=None if lim.network else "sandbox",
                 labels=self._labels(),
-                network_disabled=True,
+                network_disabled=not lim.network,
                 environment={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
                              FILE_LIMIT_ENV: str(lim.file_mb << 20)},
                 host_config=self._client.api.create_host_config(
-                    network_mode="none",
+                    network_mode=NETWORK_MODE if lim.network else "none",
                     read_only=True,
                     cap_drop=["ALL"],
                     security_opt=["no-new-privileges"],
@@ -409,6 +447,9 @@ class DockerSandbox(Sandbox):
             if self._finalizer:  # also removes a container a restart made meanwhile
                 self._finalizer()
             self._hand_back()
+            if self._ids:  # the container is gone: nothing runs as them any more
+                self._ids.release()
+            quota.release_all(self._quotas)  # copies the content back, unmounts
 
     # ------------------------------------------------------------- commands
 
@@ -437,12 +478,14 @@ class DockerSandbox(Sandbox):
         env: Mapping[str, str] | None = None,
         stdin: str | bytes | int | None = None,
         cwd: str | None = None,
+        tee: Tee | None = None,
     ) -> ExecResult:
         if not argv:
             raise ValueError("exec needs a command")
         timeout = timeout or self.limits.timeout
-        full_env = clean_env({**_IDENTITY, **(env or {})}, self.limits.cpus, self._code_path())
-        streams = Streams(self.limits.output_bytes, stdin)
+        full_env = clean_env({**_IDENTITY, **(env or {})}, self.limits.cpus, self._code_path(),
+                             self.limits.pass_env)
+        streams = Streams(self.limits.output_bytes, stdin, tee)
         start = time.perf_counter()
         try:
             with self._lock:
@@ -457,7 +500,7 @@ class DockerSandbox(Sandbox):
         return ExecResult(
             exit_code=code if code >= 0 else 128 - code,
             stdout=streams.out.text(),
-            stderr=streams.err.text(),
+            stderr=streams.err.text() + quota.full_note(self._quotas),
             seconds=time.perf_counter() - start,
             timed_out=timed_out,
             oom_killed=oom,
@@ -510,7 +553,8 @@ class DockerSandbox(Sandbox):
             backend="docker",
             available=True,
             detail=(f"container per run, its PID 1 labcoat's supervisor forking each command "
-                    f"(engine {engine['version']}, image {IMAGE}, {image['kind']})"),
+                    f"(engine {engine['version']}, image {IMAGE}, {image['kind']}); "
+                    f"disk quota {quota.status()}"),
             filesystem=True,
             network=True,
             memory=True,
@@ -518,4 +562,18 @@ class DockerSandbox(Sandbox):
             pids=True,
             process_tree_kill=True,
             unprivileged_user=True,
+            disk_quota=quota.status(),
+            warnings=_quota_warnings(quota.status()),
         )
+
+    def describe(self) -> Isolation:
+        report = type(self).isolation()
+        disk = quota.describe(self._quotas)
+        return self.with_network(
+            report.model_copy(update={"disk_quota": disk, "warnings": _quota_warnings(disk)}))
+
+
+def _quota_warnings(disk: str) -> list[str]:
+    return [] if disk == quota.ENFORCED else [
+        f"disk quota {disk}: a command can write past disk_mb and max_files (only each file "
+        "is capped)"]

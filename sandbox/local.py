@@ -1,6 +1,7 @@
 """The local backend: bubblewrap namespaces, or (only when asked for by name) a plain subprocess.
 
-With bubblewrap, commands run in new pid/net/ipc/uts/mount namespaces (so no network at all),
+With bubblewrap, commands run in new pid/net/ipc/uts/mount namespaces (so no network at all;
+the host's network only for a task's prepare.py that declares it, ``SandboxLimits.network``),
 as an unprivileged uid, with a read-only view of the system and of the Python installation, a
 private ``/tmp``, and only ``/workspace`` writable. The namespace is made once per sandbox and
 kept (:mod:`sandbox.namespace`): each command is forked inside it by the supervisor, which is
@@ -13,10 +14,13 @@ Who the commands are on the host depends on who started labcoat:
   root itself (``/proc/self/uid_map`` reads ``65534 0 1``), which leaves ``/proc/sys`` and
   every other root-owned host knob writable from inside. So bubblewrap sets the namespaces up
   with root's rights, keeps only CAP_SETUID/SETGID/SETPCAP for the supervisor, and the
-  supervisor empties its bounding set and becomes the real host uid ``nobody`` before it
-  serves; the workspace is handed to that uid before each command (:mod:`sandbox.ownership`).
+  supervisor empties its bounding set and becomes the sandbox's own host uid before it
+  serves: leased for the sandbox's life from labcoat's reserved range, shared with no other
+  live sandbox and named by no account; the workspace is handed to that uid before each
+  command and back to root at close (:mod:`sandbox.ownership`).
 * **anyone else**: an unprivileged user namespace (the only kind such a user can make), with
-  further user namespaces disabled; the host uid is the user's own, which holds no privilege.
+  further user namespaces disabled; the host uid is the user's own, which holds no privilege
+  (every sandbox of that user shares it: nothing is leased).
 
 The plain subprocess (:class:`UnisolatedSandbox`, backend ``none``) isolates nothing: it runs
 only when a user names it, never as a fallback."""
@@ -35,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 
+from sandbox import quota
 from sandbox.base import (
     FILE_LIMIT_ENV,
     WORKDIR,
@@ -45,10 +50,10 @@ from sandbox.base import (
     clean_env,
     code_pythonpath,
 )
-from sandbox.capture import Streams
+from sandbox.capture import Streams, Tee
 from sandbox.cgroups import Cgroup, cgroups_usable
 from sandbox.namespace import Namespace, NamespaceGone
-from sandbox.ownership import SANDBOX_GID, SANDBOX_UID, hand_back, hand_over
+from sandbox.ownership import HostIds, hand_back, hand_over, lease_host_ids
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +72,15 @@ _WRAPPER = (
 )
 
 
+USERNS_ID = 65534
+"""Who commands are inside the user namespace of a sandbox not started by root (``nobody``);
+on the host they are the user who started it."""
+
+
+NETWORK_ETC = ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf")
+"""What name resolution reads, bound read-only only into a sandbox that has the network."""
+
+
 def as_root() -> bool:
     return os.geteuid() == 0
 
@@ -83,14 +97,15 @@ def _bundled_bwrap() -> str | None:
         return None
 
 
-def namespace_flags() -> list[str]:
-    """bubblewrap's namespace and identity flags for whoever runs labcoat (see module doc)."""
+def namespace_flags(network: bool = False) -> list[str]:
+    """bubblewrap's namespace and identity flags for whoever runs labcoat (see module doc);
+    ``network`` keeps the host's network namespace (a task's declared prepare.py only)."""
     if as_root():
-        return ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-                "--unshare-cgroup-try", "--cap-drop", "ALL", "--cap-add", "CAP_SETUID",
-                "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP", "--as-pid-1"]
-    return ["--unshare-all", "--unshare-user", "--disable-userns", "--as-pid-1",
-            "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID)]
+        return ["--unshare-pid", *([] if network else ["--unshare-net"]), "--unshare-ipc",
+                "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL", "--cap-add",
+                "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP", "--as-pid-1"]
+    return ["--unshare-all", *(["--share-net"] if network else []), "--unshare-user",
+            "--disable-userns", "--as-pid-1", "--uid", str(USERNS_ID), "--gid", str(USERNS_ID)]
 
 
 @lru_cache(maxsize=1)
@@ -136,6 +151,15 @@ class LocalSandbox(Sandbox):
         self._lock = threading.Lock()  # one command at a time through the namespace
         self._ns: Namespace | None = None
         self._handed_over = False
+        # started by root: the sandbox's own host uid and gid, leased until close
+        self._ids: HostIds | None = lease_host_ids() if self.bwrap and as_root() else None
+        try:  # the workspace's disk and file-count quota, for the sandbox's lifetime
+            self._quotas = quota.open_quotas(self._writable_roots(), self.limits.disk_mb,
+                                             self.limits.max_files)
+        except quota.QuotaError as err:
+            if self._ids:
+                self._ids.release()
+            raise SandboxError(str(err)) from err
         if not self.bwrap:
             log.warning(
                 "sandbox 'none': commands are NOT isolated from the host filesystem, network "
@@ -165,7 +189,7 @@ class LocalSandbox(Sandbox):
         return code_pythonpath(self.mounts, self.path_for)
 
     def _bwrap_argv(self, cwd: str, env: Mapping[str, str]) -> list[str]:
-        args = [self.bwrap, *namespace_flags(), "--die-with-parent", "--new-session",
+        args = [self.bwrap, *namespace_flags(self.limits.network), "--die-with-parent", "--new-session",
                 "--hostname", "sandbox", "--ro-bind", "/usr", "/usr"]
         for top in ("/bin", "/lib", "/lib32", "/lib64", "/sbin"):
             p = Path(top)
@@ -174,7 +198,8 @@ class LocalSandbox(Sandbox):
             elif p.exists():
                 args += ["--ro-bind", top, top]
         args += ["--dir", "/etc"]
-        for etc in ("/etc/ld.so.cache", "/etc/alternatives", "/etc/localtime", "/etc/ssl"):
+        for etc in ("/etc/ld.so.cache", "/etc/alternatives", "/etc/localtime", "/etc/ssl",
+                    *(NETWORK_ETC if self.limits.network else ())):
             args += ["--ro-bind-try", etc, etc]
         args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
                  "--perms", "1777", "--tmpfs", "/tmp"]
@@ -198,11 +223,12 @@ class LocalSandbox(Sandbox):
         env: Mapping[str, str] | None = None,
         stdin: str | bytes | int | None = None,
         cwd: str | None = None,
+        tee: Tee | None = None,
     ) -> ExecResult:
         timeout = timeout or self.limits.timeout
         cwd = cwd or self.workdir
-        inner_env = clean_env(env, self.limits.cpus, self._code_path())
-        streams = Streams(self.limits.output_bytes, stdin)
+        inner_env = clean_env(env, self.limits.cpus, self._code_path(), self.limits.pass_env)
+        streams = Streams(self.limits.output_bytes, stdin, tee)
         start = time.perf_counter()
         try:
             if self.bwrap:
@@ -212,7 +238,7 @@ class LocalSandbox(Sandbox):
                 code, timed_out, oom = self._exec_plain(argv, inner_env, cwd, streams, timeout)
         finally:
             streams.close()
-        stderr = streams.err.text()
+        stderr = streams.err.text() + quota.full_note(self._quotas)
         if not self.cgroups and "MemoryError" in stderr[-2000:]:
             oom = True
         return ExecResult(
@@ -233,7 +259,7 @@ class LocalSandbox(Sandbox):
                            streams: Streams, timeout: float) -> tuple[int, bool, bool]:
         with self._lock:
             if as_root():  # what the host wrote since the last command, the sandbox's uid may change
-                hand_over(self._writable_roots())
+                hand_over(self._writable_roots(), self._host_ids().uid, self._host_ids().gid)
                 self._handed_over = True
             ns = self._namespace()
             before = ns.oom_kills()  # before the command starts: it may be killed at once
@@ -271,7 +297,7 @@ class LocalSandbox(Sandbox):
         launch = ["/bin/sh", "-c", _WRAPPER, "sandbox",
                   *self._bwrap_argv("/", {"PATH": wrapper_env["PATH"],
                                           FILE_LIMIT_ENV: str(self.limits.file_mb << 20)})]
-        drop_to = (SANDBOX_UID, SANDBOX_GID) if as_root() else None
+        drop_to = (self._host_ids().uid, self._host_ids().gid) if as_root() else None
         try:
             self._ns = Namespace(launch, self.python, env=wrapper_env, cwd=self.workspace,
                                  cgroup=cgroup, drop_to=drop_to)
@@ -287,8 +313,19 @@ class LocalSandbox(Sandbox):
                 self._ns.close()
                 self._ns = None
             if self._handed_over:
-                hand_back(self._writable_roots())
+                hand_back(self._writable_roots(), self._ids.uid)
                 self._handed_over = False
+            if self._ids:  # nothing runs as it any more: the namespace is gone
+                self._ids.release()
+                self._ids = None
+            quota.release_all(self._quotas)  # copies the content back, unmounts
+
+    def _host_ids(self) -> HostIds:
+        """The ids this sandbox's commands run as when root started it (leased anew when an
+        exec follows a close)."""
+        if self._ids is None:
+            self._ids = lease_host_ids()
+        return self._ids
 
     # --- no bubblewrap: one plain subprocess per command ---------------------------------------
     def _exec_plain(self, argv: Sequence[str], env: dict[str, str], cwd: str,
@@ -324,10 +361,11 @@ class LocalSandbox(Sandbox):
 
     @classmethod
     def isolation(cls) -> Isolation:
-        return _report(bwrap_path() is not None, _cgroups())
+        return _report(bwrap_path() is not None, _cgroups(), disk=quota.status())
 
     def describe(self) -> Isolation:
-        return _report(self.bwrap is not None, self.cgroups, self.backend)
+        return self.with_network(_report(self.bwrap is not None, self.cgroups, self.backend,
+                                         quota.describe(self._quotas)))
 
 
 class UnisolatedSandbox(LocalSandbox):
@@ -341,7 +379,7 @@ class UnisolatedSandbox(LocalSandbox):
 
     @classmethod
     def isolation(cls) -> Isolation:
-        return _report(False, _cgroups(), cls.backend)
+        return _report(False, _cgroups(), cls.backend, quota.status())
 
 
 def _parent_dirs(target: str, made: set[str]) -> list[str]:
@@ -355,7 +393,8 @@ def _parent_dirs(target: str, made: set[str]) -> list[str]:
     return args
 
 
-def _report(bw: bool, cg: bool, backend: str = "local") -> Isolation:
+def _report(bw: bool, cg: bool, backend: str = "local", disk: str = "") -> Isolation:
+    disk = disk or quota.status()
     warnings = []
     if not bw:
         warnings.append("no isolation: files, network and processes are the host's" if backend == "none"
@@ -365,11 +404,15 @@ def _report(bw: bool, cg: bool, backend: str = "local") -> Isolation:
             "cgroups not writable: memory capped by RLIMIT_DATA only, no CPU or "
             "process-count cap, daemons that leave the process group survive"
         )
+    if disk != quota.ENFORCED:
+        warnings.append(f"disk quota {disk}: a command can write past disk_mb and max_files "
+                        "(only each file is capped)")
     return Isolation(
         backend=backend,
         available=bw or backend == "none",
         detail=("bubblewrap namespace per run, command forked inside" if bw
-                else "plain subprocess per command") + (" + cgroups" if cg else " + rlimits"),
+                else "plain subprocess per command") + (" + cgroups" if cg else " + rlimits")
+               + f"; disk quota {disk}",
         filesystem=bw,
         network=bw,
         memory=True,
@@ -377,6 +420,7 @@ def _report(bw: bool, cg: bool, backend: str = "local") -> Isolation:
         pids=cg,
         process_tree_kill=cg or bw,
         unprivileged_user=bw,
+        disk_quota=disk,
         warnings=warnings,
     )
 

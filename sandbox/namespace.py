@@ -4,7 +4,8 @@ One namespace per sandbox (so per run), started at the first command: bubblewrap
 :mod:`sandbox.supervisor`, which forks every later command inside the same namespaces. The
 namespace's processes share one cgroup holding the sandbox's memory, CPU and process caps;
 a command's OOM kill shows as a new ``oom_kill`` event of that cgroup, and whatever a command
-leaves running is killed by the supervisor before its result comes back.
+leaves running is killed by the supervisor before its result comes back (which the host then
+checks against the cgroup's list of processes).
 """
 
 from __future__ import annotations
@@ -138,6 +139,26 @@ class Namespace(SupervisorChannel):
     def close(self) -> None:
         """End the namespace and everything in it; idempotent."""
         self._finalizer()
+
+    def result(self, timeout: float) -> tuple[int | None, bool]:
+        """As :meth:`SupervisorChannel.result`, checked from outside: once the supervisor has
+        answered, its cgroup holds nothing but bubblewrap and the supervisor. Were anything
+        else left (the supervisor empties the namespace before it answers), the namespace is
+        ended, and the next command gets a fresh one."""
+        status, timed_out = super().result(timeout)
+        left = self.strays()
+        if left:
+            log.error("%d process(es) outlived a command in the sandbox; ending its namespace",
+                      len(left))
+            self.close()
+        return status, timed_out
+
+    def strays(self) -> set[int]:
+        """Processes in the namespace's cgroup other than bubblewrap and the supervisor (its
+        child); empty without a cgroup."""
+        if self.cgroup is None or not self.alive:
+            return set()
+        return self.cgroup.pids() - {self.proc.pid, *_children(self.proc.pid)}
 
 
 _NO_ANSWER = object()

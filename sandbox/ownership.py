@@ -1,21 +1,147 @@
-"""Who owns a workspace while a sandbox started by root runs commands in it.
+"""Who a sandbox started by root runs as on the host, and who owns its workspace meanwhile.
 
-A sandbox started by root runs its commands as an unprivileged host uid (``nobody``), never as
-root and never as a user-namespace uid mapped onto root. Those commands must be able to write
-the workspace, so before each command what is in it is handed to that uid, and when the
-sandbox closes it is handed back to root. The walk holds directory descriptors and never
-follows a link, so a link a command left behind cannot redirect a chown outside the
-workspace; it is iterative, so a deep tree cannot exhaust the host's stack.
+A sandbox started by root runs its commands as an unprivileged host uid, never as root and never
+as a user-namespace uid mapped onto root. Each live sandbox *leases* a uid (and the gid of the
+same number) of its own from a range labcoat reserves (:func:`lease_host_ids`), so that no two
+share the per-user limits the kernel keeps (inotify instances, processes, pending signals, user
+namespaces...), nor those of any host account: the range is ``0x6C630000`` + 65536 by default
+(``$LABCOAT_SANDBOX_IDS`` = ``BASE[:COUNT]`` changes it), and an id that an account, a group or a
+subordinate range names is skipped. A lease is an exclusive ``flock`` on the id's lock file in
+a root-only folder (``/run/labcoat/ids``, or ``$LABCOAT_ID_LOCKS``): it excludes every other
+labcoat process too, and the kernel drops it when its holder dies, however it dies.
+
+Those commands must be able to write the workspace, so before each command what is in it is
+handed to the leased uid, and when the sandbox closes it is handed back to root. The walk holds
+directory descriptors and never follows a link, so a link a command left behind cannot redirect
+a chown outside the workspace; it is iterative, so a deep tree cannot exhaust the host's stack.
+
+(Started by anyone else, a sandbox leases nothing: it runs as that user, whom a user namespace
+maps it onto.)
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
+import grp
 import os
+import pwd
 import stat
+import weakref
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-SANDBOX_UID = SANDBOX_GID = 65534  # nobody / nogroup
+from sandbox.base import SandboxError
+
+IDS_ENV = "LABCOAT_SANDBOX_IDS"
+LOCKS_ENV = "LABCOAT_ID_LOCKS"
+DEFAULT_BASE, DEFAULT_COUNT = 0x6C630000, 0x10000  # "lc" in the high half: far above any account
+DEFAULT_LOCKS = "/run/labcoat/ids"  # a tmpfs: emptied at boot, when no lease can be live
+
+
+class HostIds:
+    """A leased host uid and gid, held until :meth:`release` (or until this object goes)."""
+
+    def __init__(self, uid: int, gid: int, fd: int) -> None:
+        self.uid, self.gid = uid, gid
+        self._release = weakref.finalize(self, os.close, fd)  # closing the lock file frees it
+
+    def release(self) -> None:
+        """Free the ids for the next sandbox (idempotent); call once nothing runs as them."""
+        self._release()
+
+    def __enter__(self) -> HostIds:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def __repr__(self) -> str:
+        return f"HostIds(uid={self.uid}, gid={self.gid})"
+
+
+def id_range() -> range:
+    """The host ids sandboxes started by root may lease (``$LABCOAT_SANDBOX_IDS``, else the
+    default block)."""
+    text = os.environ.get(IDS_ENV, "").strip()
+    if not text:
+        return range(DEFAULT_BASE, DEFAULT_BASE + DEFAULT_COUNT)
+    base, _, count = text.partition(":")
+    try:
+        first, n = int(base, 0), int(count, 0) if count else DEFAULT_COUNT
+    except ValueError:
+        first, n = 0, 0
+    if first < 1 or n < 1 or first + n > 0xFFFFFFFF:  # (uid_t)-1 means "no change" to chown
+        raise SandboxError(f"${IDS_ENV}={text!r}: want BASE[:COUNT], ids from 1 to 2^32-2")
+    return range(first, first + n)
+
+
+def _subordinate(path: str) -> list[range]:
+    """The subordinate id ranges ``/etc/subuid`` or ``/etc/subgid`` hands out."""
+    ranges = []
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError:
+        return ranges
+    for line in lines:
+        parts = line.strip().split(":")
+        if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+            ranges.append(range(int(parts[1]), int(parts[1]) + int(parts[2])))
+    return ranges
+
+
+def _named(i: int, subordinate: list[range]) -> bool:
+    """Whether an account or group (through NSS, so /etc/passwd, /etc/group and any directory)
+    or a subordinate range already names ``i`` as a uid or gid."""
+    for lookup in (pwd.getpwuid, grp.getgrgid):
+        try:
+            lookup(i)
+            return True
+        except KeyError:
+            pass
+    return any(i in r for r in subordinate)
+
+
+def _lock_folder() -> int:
+    """The root-only folder of lock files, made if missing and checked (a descriptor)."""
+    path = Path(os.environ.get(LOCKS_ENV) or DEFAULT_LOCKS)
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as err:
+        raise SandboxError(f"cannot use {path} for sandbox id leases (${LOCKS_ENV} names "
+                           f"another folder): {err}") from err
+    st = os.fstat(fd)
+    if st.st_uid != os.geteuid() or st.st_mode & 0o077:
+        os.close(fd)
+        raise SandboxError(f"{path} must be a folder only its owner ({os.geteuid()}) can use "
+                           "(mode 0700): anyone else could hold or steal sandbox id leases")
+    return fd
+
+
+def lease_host_ids() -> HostIds:
+    """The first free id of the range that nothing names, leased until released."""
+    folder = _lock_folder()
+    subordinate = _subordinate("/etc/subuid") + _subordinate("/etc/subgid")
+    try:
+        for i in id_range():
+            if _named(i, subordinate):
+                continue
+            fd = os.open(str(i), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                         dir_fd=folder)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as err:
+                os.close(fd)
+                if err.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                    continue  # another live sandbox's
+                raise
+            return HostIds(i, i, fd)
+    finally:
+        os.close(folder)
+    raise SandboxError(f"no free sandbox host id in {id_range()} (every one is leased or named; "
+                       f"${IDS_ENV} sets the range)")
+
 
 Needs = Callable[[os.stat_result], bool]
 
@@ -61,11 +187,13 @@ def _walk(top: int, needs: Needs, uid: int, gid: int) -> None:
             os.close(dfd)
 
 
-def hand_over(roots: Iterable[Path], uid: int = SANDBOX_UID, gid: int = SANDBOX_GID) -> None:
-    """Give the writable folders to the sandbox's user (root keeps every right over them)."""
+def hand_over(roots: Iterable[Path], uid: int, gid: int) -> None:
+    """Give the writable folders to the sandbox's leased ids (root keeps every right over
+    them)."""
     chown_tree(roots, lambda st: (st.st_uid, st.st_gid) != (uid, gid), uid, gid)
 
 
-def hand_back(roots: Iterable[Path], uid: int = SANDBOX_UID) -> None:
-    """After the sandbox, what its user owns there is root's again."""
+def hand_back(roots: Iterable[Path], uid: int) -> None:
+    """After the sandbox, what its uid owns there is root's again (before the lease ends:
+    the next sandbox to lease that uid must find nothing of this one's)."""
     chown_tree(roots, lambda st: st.st_uid == uid, 0, 0)

@@ -3,12 +3,14 @@
 ``Isolation`` says what a backend is built to enforce; this asks the machine. ``labcoat sandbox
 check`` shows it: the host uid the command ran as (read from the host's /proc, which no user
 namespace can dress up), its uid map, which host-global knobs it could write, whether it could
-trace PID 1 (or read its memory), and whether it could make a user namespace of its own.
+trace PID 1 (or read its memory), whether it could make a user namespace of its own, and whether
+it could set up an io_uring.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 import threading
 import time
@@ -45,9 +47,15 @@ pid = os.fork()
 if pid == 0:
     os._exit(0 if libc.unshare(0x10000000) == 0 else 1)
 nested = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+libc.syscall.restype = ctypes.c_long
+ring = libc.syscall(425, 8, ctypes.create_string_buffer(120))  # io_uring_setup(8, &params)
+if ring >= 0:
+    os.close(ring)
+fs = os.statvfs(".")  # the workspace's filesystem: its own (the quota image) or the host's
 print(json.dumps({"uid": os.getuid(), "uid_map": open("/proc/self/uid_map").read().split(),
                   "proc_sys_writable": writable, "pid1_traceable": traced or mem,
-                  "nested_userns": nested}))
+                  "nested_userns": nested, "io_uring": ring >= 0,
+                  "workspace_fs": [fs.f_blocks * fs.f_frsize, fs.f_files]}))
 sys.stdout.flush()
 time.sleep(float(sys.argv[1]))
 """
@@ -65,12 +73,17 @@ class Probe(BaseModel):
     proc_sys_writable: list[str] = Field(default_factory=list)
     pid1_traceable: bool | None = None
     nested_userns: bool | None = None
+    io_uring: bool | None = None
+    workspace_fs: list[int] = Field(default_factory=list, description="bytes, inodes of the "
+                                    "filesystem the command saw its workspace on")
+    host_fs: list[int] = Field(default_factory=list, description="the same, as the host sees "
+                               "the folder the workspace was made in (equal: no quota)")
 
     @property
     def contained(self) -> bool:
         return (self.ran and bool(self.host_uids) and 0 not in self.host_uids
                 and not self.proc_sys_writable and not self.pid1_traceable
-                and not self.nested_userns)
+                and not self.nested_userns and not self.io_uring)
 
     def summary(self) -> str:
         if not self.ran:
@@ -80,7 +93,18 @@ class Probe(BaseModel):
                 + ("writable: " + ", ".join(self.proc_sys_writable) if self.proc_sys_writable
                    else "read-only")
                 + f"; PID 1 {'TRACEABLE' if self.pid1_traceable else 'untraceable'}"
-                + f"; nested user namespaces {'ALLOWED' if self.nested_userns else 'refused'}")
+                + f"; nested user namespaces {'ALLOWED' if self.nested_userns else 'refused'}"
+                + f"; io_uring {'ALLOWED' if self.io_uring else 'refused'}"
+                + f"; {self.quota_line()}")
+
+    def quota_line(self) -> str:
+        """Whether the command's workspace was a filesystem of its own (the quota image)."""
+        if len(self.workspace_fs) != 2:
+            return "disk quota ?"
+        size, files = self.workspace_fs
+        if self.workspace_fs == self.host_fs:
+            return "disk quota NOT enforced (the workspace is the host's filesystem)"
+        return f"disk quota enforced (workspace: {size >> 20:,} MB, {files:,} files)"
 
 
 def _host_uids(marker: str) -> list[int]:
@@ -123,4 +147,6 @@ def probe(kind: str) -> Probe:
         found.error = (result[0].stderr.strip()[-300:] if result else "the probe never ended")
         return found
     data = json.loads(result[0].stdout.splitlines()[0])
+    host = os.statvfs(tempfile.gettempdir())
+    data["host_fs"] = [host.f_blocks * host.f_frsize, host.f_files]
     return found.model_copy(update={**data, "ran": True})

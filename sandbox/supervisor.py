@@ -14,7 +14,8 @@ definition of the protocol:
 * host -> here: ``{"argv", "env", "cwd"}`` with three file descriptors attached (stdin, stdout,
   stderr of the command), or ``{"op": "kill"}`` while a command runs;
 * here -> host: ``{"status": <wait status>}`` once the command has exited and every other
-  process it left in the namespace has been killed.
+  process it left in the namespace has been killed and reaped (:func:`sweep`: ``kill(-1)``
+  from PID 1, then ``waitpid`` until no child is left), so nothing of a command outlives it.
 
 It runs as PID 1 of the sandbox's pid namespace (bubblewrap's ``--as-pid-1``; the container's
 init under Docker), so nothing of labcoat's but itself is visible to a command, and it is out
@@ -22,11 +23,12 @@ of a command's reach: it is not dumpable (no ptrace, no ``/proc/1/mem``, no ``/p
 ``pidfd_getfd``), the kernel drops every signal a command sends it that it has no handler
 for (SIGKILL and SIGSTOP included), and it holds no capability while it serves. Started as
 root (a host run as root, where no user namespace may map the sandbox onto root), it drops
-its bounding set and becomes the sandbox uid before reading the first request. As PID 1 it
+its bounding set and becomes the sandbox's leased host uid (its arguments) before reading the
+first request. As PID 1 it
 also reaps every orphan. A seccomp filter, inherited by every command, refuses new user
 namespaces (every capability over fresh mount and network namespaces: kernel surface an ML
-script never needs) and the kernel keyring, BPF and perf interfaces, which no namespace
-isolates.
+script never needs) and the kernel keyring, BPF, perf and io_uring interfaces, which no
+namespace isolates.
 
 When the host goes away (the socket reaches EOF) the command and everything else in the
 namespace are killed and this process exits, which ends the pid namespace.
@@ -80,51 +82,63 @@ def recv_msg(sock: socket.socket) -> tuple[dict | None, list[int]]:
 
 
 # --- inside the sandbox ----------------------------------------------------------------------
-def _others() -> list[int]:
-    """Live processes of this pid namespace other than this one (and an init above it)."""
-    me, found = os.getpid(), []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) in (1, me):
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                state = f.read().rpartition(b")")[2].split()[0]
-        except (OSError, IndexError):
-            continue
-        if state != b"Z":  # zombies are dead already; init reaps them
-            found.append(int(name))
-    return found
-
-
-def kill_until_gone(find: Callable[[], Iterable[int]], rounds: int, pause: float) -> None:
-    """SIGKILL what ``find`` lists, again and again while forks race the kill (the host's
-    cgroup cleanup uses this too)."""
+def kill_until_gone(find: Callable[[], Iterable[int]], rounds: int, pause: float) -> bool:
+    """SIGKILL what ``find`` lists, again and again while forks race the kill, until it lists
+    nothing (True) or ``rounds`` run out (False). The host's cgroup cleanup uses this where
+    the kernel has no ``cgroup.kill``."""
     for _ in range(rounds):
         alive = list(find())
         if not alive:
-            return
+            return True
         for pid in alive:
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
         time.sleep(pause)
+    return not list(find())
 
 
-def reap() -> None:
-    """Collect every exited child; as PID 1, orphans of every command are ours to reap."""
+SWEEP_SECONDS = 10.0
+"""How long :func:`sweep` kills and reaps before it gives the namespace up (a process stuck in
+uninterruptible I/O dies only when that I/O ends)."""
+
+
+def sweep(wakeup: int | None = None, bound: float = SWEEP_SECONDS) -> bool:
+    """End everything else in this pid namespace; True once nothing but this process is left.
+
+    Nothing is looked up in ``/proc`` (where a thread group whose leader thread exited reads
+    as a zombie while its other threads run on). As PID 1 of the namespace, ``kill(-1,
+    SIGKILL)`` reaches every other process in it, whole thread groups, and nothing outside
+    it; every process runs as this uid, so the kernel lets it. Every orphan is reparented to
+    PID 1, so once ``waitpid`` says there is no child left (ECHILD), nothing a command started
+    is alive in the namespace, not even a zombie (what the host itself put in a container with
+    ``docker exec`` is not this process's child, nor its to kill). The kill is repeated
+    while waiting, for processes a fork was making at the first one; ``wakeup`` (readable on
+    SIGCHLD) lets the wait end as soon as a child dies."""
+    deadline = time.monotonic() + bound
     while True:
         try:
-            if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                return
-        except ChildProcessError:
-            return
-
-
-def sweep() -> None:
-    """Kill whatever the last command left behind (daemons, detached children)."""
-    kill_until_gone(_others, 2000, 0.002)
-    reap()
+            os.kill(-1, signal.SIGKILL)
+        except OSError:  # ESRCH: nothing else; EPERM: only what the host itself started in
+            pass  # a container (`docker exec` as root), which is none of a command's
+        while True:
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                return True
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        if wakeup is None:
+            time.sleep(min(0.01, left))
+            continue
+        if select.select([wakeup], [], [], min(0.05, left))[0]:
+            try:
+                os.read(wakeup, 4096)
+            except BlockingIOError:
+                pass
 
 
 def _child(req: dict, fds: list[int]) -> None:
@@ -189,11 +203,14 @@ def _wait(sock: socket.socket, pid: int, wakeup: int) -> int | None:
 
 
 def serve(sock: socket.socket) -> None:
+    """Run the host's commands one at a time; answer each only once the namespace is empty
+    again but for this process. If it cannot be emptied, exit without answering: PID 1's exit
+    makes the kernel kill everything in the namespace, and the host starts a fresh one."""
     wakeup = _sigchld_pipe()
     while True:
         req, fds = recv_msg(sock)
         if req is None:
-            sweep()
+            sweep(wakeup)
             return
         if "argv" not in req:  # a "kill" that crossed the answer of a command that just ended
             for fd in fds:
@@ -205,7 +222,9 @@ def serve(sock: socket.socket) -> None:
         for fd in fds:
             os.close(fd)
         status = _wait(sock, pid, wakeup)
-        sweep()
+        if not sweep(wakeup):
+            os.write(2, b"sandbox: what a command left would not die; ending the sandbox\n")
+            return
         if status is None:
             return
         send_msg(sock, {"status": status})
@@ -256,6 +275,9 @@ _DENY = {  # name: (x86_64, aarch64)
     "keyctl": (250, 219), "add_key": (248, 217), "request_key": (249, 218),
     "bpf": (321, 280), "perf_event_open": (298, 241), "userfaultfd": (323, 282),
     "kexec_load": (246, 104), "open_by_handle_at": (304, 265), "setns": (308, 268),
+    # io_uring does a command's I/O from kernel workers, out of this filter's sight, and is a
+    # large kernel surface of its own
+    "io_uring_setup": (425, 425), "io_uring_enter": (426, 426), "io_uring_register": (427, 427),
 }
 _ARCH = {"x86_64": (0xC000003E, 0, 272, 56, 435), "aarch64": (0xC00000B7, 1, 97, 220, 435)}
 
@@ -314,7 +336,12 @@ def _cap_files() -> None:
 
 def harden(drop_to: tuple[int, int] | None) -> None:
     """Everything this process does before it serves: no signals but the kernel's defaults
-    (as PID 1 those from inside are dropped), root given up, out of reach, confined."""
+    (as PID 1 those from inside are dropped), root given up, out of reach, confined.
+
+    Refuses to run anywhere but as PID 1 of a pid namespace: :func:`sweep`'s ``kill(-1)``
+    reaches only that namespace from there (from anywhere else, every process of its uid)."""
+    if os.getpid() != 1:
+        raise SystemExit("sandbox: the supervisor runs only as PID 1 of its own pid namespace")
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
     _cap_files()

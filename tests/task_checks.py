@@ -49,7 +49,7 @@ def task_spec(name: str) -> TaskSpec:
 
 def prepared_task(name: str, cache: Path) -> TaskSpec:
     """Suite task ``name`` prepared in a private copy under ``cache``."""
-    return prepare_task(task_spec(name), cache=Path(cache))
+    return prepare_task(task_spec(name), cache=Path(cache), sandbox=SANDBOX)
 
 
 def private_files(spec: TaskSpec) -> list[Path]:

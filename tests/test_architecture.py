@@ -75,6 +75,12 @@ def test_environments_modules_are_checked_for_circles():
     assert not contract.get("ignore_imports")
 
 
+def test_every_room_and_the_model_layer_and_screens_are_checked_for_circles():
+    contract = _contract("each room's modules import no circle")
+    assert contract["type"] == "acyclic_siblings" and not contract.get("ignore_imports")
+    assert set(contract["ancestors"]) == {"agent", "agent.models", "tui", "tui.screens", "sandbox"}
+
+
 def test_reading_the_registry_and_the_workbench_never_imports_torch():
     code = (
         "import sys, methods.registry as r, agent.runner, environments.environment, tui.cli\n"

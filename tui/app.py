@@ -159,22 +159,21 @@ class LabcoatApp(App):
     @work(thread=True, exclusive=True, group="start")
     def resume_run(self, run_path: Path) -> None:
         """Open a stopped run live again: a person's as a session by hand, an agent's with the
-        actor its model string makes (``drive`` continues from the trace)."""
+        actor its stored configuration makes (``agent.session.resume``; ``drive`` continues
+        from the trace)."""
+        from agent import session
         from agent.runner import task_of
         from environments.runs import RunDir
         from tui.screens.run import RunScreen
-        from tui.session import AgentSession, HumanSession, build_actor
+        from tui.session import AgentSession, HumanSession
 
         try:
             run = RunDir.open(run_path)
-            task = task_of(run)
             if run.meta.actor == "human":
-                screen = RunScreen(run, human=HumanSession(run, task))
+                screen = RunScreen(run, human=HumanSession(run, task_of(run)))
             else:
-                config = ActorConfig.from_meta(run.meta)
-                if config.kind == "replay":
-                    raise ValueError(f"{run.meta.agent} runs are resumed with `labcoat run --resume`")
-                screen = RunScreen(run, agent=AgentSession(run, task, build_actor(config)))
+                begun = session.resume(run)
+                screen = RunScreen(run, agent=AgentSession(begun.run, begun.task, begun.actor))
         except Exception as err:  # noqa: BLE001 - shown to the person, the app stays up
             self.call_from_thread(self.notify, f"cannot resume {Path(run_path).name}: {err}",
                                   severity="error", markup=False)
@@ -183,20 +182,17 @@ class LabcoatApp(App):
 
     @work(thread=True, exclusive=True, group="start")
     def start_agent(self, task: str, config: ActorConfig, budgets: Budgets, confirm: bool = False) -> None:
-        from agent.factory import resolve
-        from agent.runner import create_run
+        """A new agent run (``agent.session.start``), driven by its run screen's worker."""
+        from agent import session
         from tui.screens.run import RunScreen
-        from tui.session import AgentSession, build_actor
+        from tui.session import AgentSession
 
         self.call_from_thread(self.notify, f"preparing {task}…", markup=False)
         try:
-            config = resolve(config)
-            actor = build_actor(config)
-            run, spec = create_run(task, actor, self.runs_dir, config=config, sandbox=self.sandbox,
-                                   budgets=budgets)
+            begun = session.start(task, config, budgets, self.runs_dir, sandbox=self.sandbox)
         except Exception as err:  # noqa: BLE001 - shown to the person, the app stays up
             self.call_from_thread(self.notify, f"cannot start {task}: {err}", severity="error",
                                   markup=False)
             return
-        session = AgentSession(run, spec, actor, confirm=confirm)
-        self.call_from_thread(self.push_screen, RunScreen(run, agent=session))
+        agent = AgentSession(begun.run, begun.task, begun.actor, confirm=confirm)
+        self.call_from_thread(self.push_screen, RunScreen(begun.run, agent=agent))

@@ -1,34 +1,22 @@
 """Scoring a run from the TUI, as ``labcoat run`` and ``labcoat score`` do (no Textual here).
 
-The same two calls as the command line: ``ensure_baseline`` (a task without a known baseline
-has it measured once, or no run could have an improvement) and ``score_run`` or, for the
-per-step curve, ``score_steps``. The app calls this from a worker thread.
+The same call as the command line: :func:`agent.session.score` (the task's baseline measured
+once when none is known, then the last step or, for the per-step curve, every step). The app
+calls this from a worker thread.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from environments.runs import RunDir
-from environments.scoring import (
-    Score,
-    ensure_baseline,
-    load_scores,
-    score_run,
-    score_steps,
-)
+from environments.scoring import Score, load_scores
 
 
 def score(run_path: Path, all_steps: bool = False) -> Score:
     """Score the run's last step (``all_steps``: every step, for the curve); the last score."""
-    from agent.runner import task_of
+    from agent import session
 
-    run = RunDir.open(run_path)
-    task = task_of(run)
-    ensure_baseline(task, sandbox=run.meta.sandbox)
-    if all_steps:
-        return score_steps(run, task, sandbox=run.meta.sandbox)[-1]
-    return score_run(run, task, sandbox=run.meta.sandbox)
+    return session.score(run_path, every_step=all_steps)[-1]
 
 
 def score_line(s: Score) -> str:

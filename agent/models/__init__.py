@@ -3,9 +3,9 @@
 ``openai/<model>``, ``anthropic/<model>``, ``llamacpp/<name or .gguf path>``,
 ``langchain/<module:Class>``, ``scripted/<path>``. (``baseline/hparam`` is an agent, not a
 model: see :mod:`agent.factory`.) Options after ``?`` are keyword arguments (``temperature``,
-...; values parsed as JSON where they parse); ``timeout``, ``max_retries`` and ``deadline`` set
-the call policy (:mod:`agent.models.policy`). Keys come from the providers' usual variables or
-a ``.env`` file.
+...; values parsed as JSON where they parse); ``timeout``, ``max_retries``, ``deadline`` and
+``max_reply_bytes`` set the call policy (:mod:`agent.models.policy`). Keys come from the
+providers' usual variables or a ``.env`` file.
 """
 
 from __future__ import annotations
@@ -108,7 +108,8 @@ def make_model(spec: str, *, shared: dict[str, Model] | None = None) -> Model:
     try:
         policy = CallPolicy.from_env(options)
     except ValueError as err:
-        raise ModelConfigError(f"model {spec!r}: bad timeout, retry or deadline setting: {err}") from err
+        raise ModelConfigError(f"model {spec!r}: bad timeout, retry, deadline or reply size setting: "
+                               f"{err}") from err
     if provider == "openai":
         from agent.models.openai_model import OpenAIModel
 

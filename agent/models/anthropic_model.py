@@ -6,7 +6,8 @@ the step message's part that the next step repeats: it is split into text blocks
 ``cache_points`` (after the older steps, before each whole step; :mod:`agent.context`) and
 the prefix up to the latest step is marked, so the next call, whose blocks start at the same
 places, reads it back (Anthropic looks for cached prefixes at earlier block boundaries). Retries
-and timeouts are labcoat's (:mod:`agent.models.policy`); a 200 response that is not a message
+and timeouts are labcoat's (:mod:`agent.models.policy`), with a hard deadline and a reply size
+cap from the HTTP client (:mod:`agent.models.guard`); a 200 response that is not a message
 with content blocks is malformed (and retried); missing usage is estimated and marked so.
 """
 
@@ -16,6 +17,7 @@ from typing import Any
 
 from agent.models.base import (Reply, ToolCall, Usage, clean_text, clean_value, cost_of,
                                estimated_usage, prompt_chars)
+from agent.models.guard import http_client
 from agent.models.policy import CallPolicy, Malformed, call_with_retries
 
 
@@ -43,7 +45,7 @@ class AnthropicModel:
         self.params = params
         self.policy = policy or CallPolicy()
         self.client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0,
-                                          timeout=self.policy.timeout)
+                                          timeout=self.policy.timeout, http_client=http_client())
 
     def complete(self, messages: list[dict[str, Any]], *,
                  tools: list[dict[str, Any]] | None = None) -> Reply:

@@ -27,6 +27,13 @@ def clean_text(text: str | None) -> str:
     return _SURROGATE.sub("\ufffd", text or "")
 
 
+def one_line(text: str, width: int) -> str:
+    """``text`` flattened to one line of at most ``width`` characters (cut with an ellipsis):
+    error reasons and digests are read in a single status or trace line."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
 def clean_value(value: Any) -> Any:
     """:func:`clean_text` on every string of a decoded JSON value (an action's input)."""
     if isinstance(value, str):

@@ -2,7 +2,7 @@
 
 A small local model follows the ReAct format on easy steps and drifts on others (a missing
 ``Action Input``, prose instead of JSON, an invented action). Decoding under this grammar makes
-every reply parse (:func:`agent.parsing.parse_response`) with a known action and an input that
+every reply parse (:func:`agent.models.react_format.parse_response`) with a known action and an input that
 has the action's keys and types: each of Reflection, Research Plan and Status, Fact Check and
 Thought is one bounded line of free text, then ``Action: <one of the names>`` and ``Action
 Input:`` a JSON object that the action's pydantic model (its JSON schema) allows.

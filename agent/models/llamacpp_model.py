@@ -31,6 +31,7 @@ from agent.models.base import (
     cost_of,
 )
 from agent.models.gguf_store import KNOWN, model_path
+from agent.models.react_format import FormatError, parse_response
 
 INSTALL = ('pip install "labcoat[local]"  (a CPU build of llama-cpp-python; where a wheel is at '
            'hand: pip install --find-links DIR llama-cpp-python==0.3.36)')
@@ -213,8 +214,6 @@ def _with_tool_list(messages: list[dict[str, Any]], tools: list[dict[str, Any]])
 
 def _as_tool_call(text: str) -> tuple[str, list[ToolCall]]:
     """A grammar-decoded react reply as (its fields' text, one tool call)."""
-    from agent.parsing import FormatError, parse_response
-
     try:
         parsed = parse_response(text)
     except FormatError:

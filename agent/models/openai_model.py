@@ -1,8 +1,9 @@
 """``openai/<model>``: the official SDK; ``OPENAI_BASE_URL`` reaches any compatible server.
 
-Retries and timeouts are labcoat's (:mod:`agent.models.policy`), the SDK's own are off. A 200
-response is checked before use: a body that is not a chat completion with a choice is
-malformed (and retried); missing usage is estimated and marked so.
+Retries and timeouts are labcoat's (:mod:`agent.models.policy`), the SDK's own are off; its
+HTTP client bounds each call by its deadline and its reply by a size cap
+(:mod:`agent.models.guard`). A 200 response is checked before use: a body that is not a chat
+completion with a choice is malformed (and retried); missing usage is estimated and marked so.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from agent.models.base import (Reply, ToolCall, Usage, clean_text, clean_value, cost_of,
                                estimated_usage, prompt_chars)
+from agent.models.guard import http_client
 from agent.models.policy import CallPolicy, Malformed, call_with_retries
 
 
@@ -30,7 +32,7 @@ class OpenAIModel:
         self.params = params  # temperature, max_tokens, ...
         self.policy = policy or CallPolicy()
         self.client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0,
-                                    timeout=self.policy.timeout)
+                                    timeout=self.policy.timeout, http_client=http_client())
 
     def complete(self, messages: list[dict[str, Any]], *,
                  tools: list[dict[str, Any]] | None = None) -> Reply:

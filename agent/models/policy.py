@@ -6,13 +6,17 @@ the wrong shape), which crashed the run. So the clients are built with ``max_ret
 :func:`call_with_retries` tries each call itself: a timeout, a dropped connection, 408/409/429/5xx
 and malformed responses are tried again (``retry-after`` / ``retry-after-ms`` honoured, else
 exponential backoff), within ``max_retries`` and a total ``deadline``; anything else, or the
-last failure, becomes one :class:`ModelError` with a one-line reason.
+last failure, becomes one :class:`ModelError` with a one-line reason. The deadline is a hard
+one: while a call runs, its :class:`~agent.models.guard.CallGuard` bounds every socket wait of
+the SDKs' HTTP client by the time left and cuts a reply past ``max_reply_bytes`` as it is read
+(:mod:`agent.models.guard`); a call cut so is not tried again.
 
 Settings (model-string options win over the environment):
 ``timeout`` / ``LABCOAT_LLM_TIMEOUT`` (seconds an attempt may wait for its answer, 120),
 ``max_retries`` / ``LABCOAT_LLM_RETRIES`` (4), ``deadline`` / ``LABCOAT_LLM_DEADLINE`` (total
-seconds one call may take with its retries and waits, 300), ``LABCOAT_LLM_BACKOFF`` (the first
-wait, doubled each retry, 0.5 s).
+seconds one call may take with its retries and waits, 300), ``max_reply_bytes`` /
+``LABCOAT_LLM_MAX_REPLY_BYTES`` (the most a reply body may hold, decompressed, 8 MiB),
+``LABCOAT_LLM_BACKOFF`` (the first wait, doubled each retry, 0.5 s).
 """
 
 from __future__ import annotations
@@ -29,8 +33,8 @@ from typing import Any
 import pydantic
 from pydantic import BaseModel, Field
 
-from agent.digest import one_line
-from agent.models.base import ModelError, Reply
+from agent.models.base import ModelError, Reply, one_line
+from agent.models.guard import MAX_REPLY_BYTES, CallCut, CallGuard, guarded
 
 RETRY_STATUS = {408, 409, 429}
 REASON_CHARS = 240
@@ -46,12 +50,15 @@ class CallPolicy(BaseModel):
     deadline: float = Field(300.0, gt=0, description="total seconds of one call, retries and waits included")
     backoff: float = Field(0.5, ge=0, description="first wait without retry-after; doubles each retry")
     max_backoff: float = Field(30.0, ge=0)
+    max_reply_bytes: int = Field(MAX_REPLY_BYTES, gt=0,
+                                 description="the most a reply body may hold, decompressed")
 
     @classmethod
     def from_env(cls, options: dict[str, Any]) -> CallPolicy:
         """The policy from ``options`` (its keys are taken out) over ``LABCOAT_LLM_*``."""
         env = {"timeout": "LABCOAT_LLM_TIMEOUT", "max_retries": "LABCOAT_LLM_RETRIES",
-               "deadline": "LABCOAT_LLM_DEADLINE", "backoff": "LABCOAT_LLM_BACKOFF"}
+               "deadline": "LABCOAT_LLM_DEADLINE", "backoff": "LABCOAT_LLM_BACKOFF",
+               "max_reply_bytes": "LABCOAT_LLM_MAX_REPLY_BYTES"}
         values: dict[str, Any] = {k: os.environ[v] for k, v in env.items() if os.environ.get(v)}
         for key in (*env, "max_backoff"):
             if key in options:
@@ -90,8 +97,22 @@ def retry_after(headers: Any) -> float | None:
         return max(0.0, email.utils.mktime_tz(parsed) - time.time()) if parsed else None
 
 
+def _cut(err: BaseException | None) -> CallCut | None:
+    """The guard's :class:`CallCut` behind an SDK's error (they wrap what the HTTP client raised)."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, CallCut):
+            return err
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return None
+
+
 def classify(err: Exception, timeout: float) -> Failure:
     """What a failed attempt means, for both Stainless SDKs (openai, anthropic): same shapes."""
+    cut = _cut(err)
+    if cut is not None:
+        return Failure(str(cut), False)
     name = type(err).__name__
     status = getattr(err, "status_code", None)
     if isinstance(status, int) and hasattr(err, "response"):
@@ -117,7 +138,8 @@ def call_with_retries(label: str, policy: CallPolicy, attempt: Callable[[float],
         left = policy.deadline - (time.monotonic() - start)
         timeout = min(policy.timeout, max(left, 0.05))
         try:
-            reply = attempt(timeout)
+            with guarded(CallGuard(start + policy.deadline, policy.deadline, policy.max_reply_bytes)):
+                reply = attempt(timeout)
             reply.retries = retries
             return reply
         except Exception as err:  # noqa: BLE001 - sorted by classify; the rest is re-raised as ModelError

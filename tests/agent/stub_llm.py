@@ -6,6 +6,13 @@ Each request takes the next behaviour: ``{"text": ...}`` (a normal reply, option
 up), and the faults a real server or proxy sends: ``{"raw": text, "content_type": ...}`` (any
 body as it is, e.g. truncated JSON, HTML, nothing; ``"status"`` optional), ``{"payload": {...}}``
 (a JSON body of any shape) and ``{"reset": True}`` (the connection dropped with a TCP reset).
+Servers that hold a call or flood it: ``{"drip": seconds}`` (a normal reply, one byte every so
+many seconds), ``{"drip_headers": seconds}`` (the status line and headers the same way, never
+ending), ``{"huge": n}`` (a normal reply whose text is ``n`` bytes of ``x``; ``"gzip": True``
+sends it compressed, ``"undeclared": True`` without a content-length, to the connection's end)
+and ``{"sse_forever": seconds}`` (an event stream that never sends ``[DONE]``). They stop when
+the server does; ``sent`` holds the body bytes each of them wrote, ``finished`` how many of them
+wrote all they meant to.
 It serves at most ``max_requests`` requests and answers 500 once its behaviours are used up.
 """
 
@@ -15,6 +22,8 @@ import json
 import socket
 import struct
 import threading
+import zlib
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -26,6 +35,8 @@ class StubLLM:
         self.behaviours = list(behaviours)
         self.max_requests = max_requests
         self.requests: list[dict[str, Any]] = []
+        self.sent: list[int] = []
+        self.finished = 0
         self.stop = threading.Event()
         self.lock = threading.Lock()
         stub = self
@@ -44,6 +55,10 @@ class StubLLM:
                 if "hang" in b:
                     stub.stop.wait(b["hang"])
                     return
+                anthropic = self.path.endswith("/messages")
+                if {"drip", "drip_headers", "huge", "sse_forever"} & set(b):
+                    self._flood(b, anthropic)
+                    return
                 if b.get("reset"):
                     self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                     self.connection.close()
@@ -60,13 +75,47 @@ class StubLLM:
                     self._send(b["status"], {"error": {"message": "stub error", "type": "stub"}},
                                b.get("headers", {}))
                     return
-                anthropic = self.path.endswith("/messages")
                 self._send(200, (_anthropic if anthropic else _openai)(b))
 
             def finish(self) -> None:
                 try:
                     super().finish()
                 except OSError:  # the connection was reset on purpose
+                    pass
+
+            def _flood(self, b: dict, anthropic: bool) -> None:
+                """A reply that takes forever or never ends; stops when the server does."""
+                index = len(stub.sent)
+                stub.sent.append(0)
+                try:
+                    if "drip_headers" in b:
+                        head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nx-pad: "
+                        for byte in _forever(head, b"a"):
+                            self.wfile.write(byte)
+                            if stub.stop.wait(b["drip_headers"]):
+                                return
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream" if "sse_forever" in b
+                                     else "application/json")
+                    if "huge" in b and b.get("gzip"):
+                        self.send_header("content-encoding", "gzip")
+                    body = _huge(b, anthropic) if "huge" in b else None
+                    if "drip" in b:
+                        data = json.dumps((_anthropic if anthropic else _openai)({"text": "dripped", **b})).encode()
+                        self.send_header("content-length", str(len(data)))
+                        body = (data[i:i + 1] for i in range(len(data)))
+                    elif body is not None and not b.get("undeclared"):
+                        body = list(body)
+                        self.send_header("content-length", str(sum(map(len, body))))
+                    self.end_headers()
+                    wait = b.get("drip", b.get("sse_forever", 0))
+                    for chunk in body if body is not None else _events(anthropic):
+                        self.wfile.write(chunk)
+                        stub.sent[index] += len(chunk)
+                        if wait and stub.stop.wait(wait):
+                            return
+                    stub.finished += 1
+                except OSError:  # the client gave up and closed the connection
                     pass
 
             def _send(self, code: int, payload: dict, headers: dict | None = None) -> None:
@@ -135,6 +184,45 @@ def _anthropic(b: dict) -> dict:
         out["usage"] = {"input_tokens": i - c, "output_tokens": o, "cache_read_input_tokens": c,
                         "cache_creation_input_tokens": 0}
     return out
+
+
+def _forever(head: bytes, filler: bytes) -> Iterator[bytes]:
+    yield from (head[i:i + 1] for i in range(len(head)))
+    while True:
+        yield filler
+
+
+def _huge(b: dict, anthropic: bool) -> Iterator[bytes]:
+    """A well-formed reply whose text is ``b["huge"]`` bytes of ``x``, in 64 KiB pieces."""
+    mark = "@@HUGE@@"
+    head, tail = json.dumps((_anthropic if anthropic else _openai)({"text": mark})).encode().split(mark.encode())
+    piece = b"x" * 65536
+
+    def plain() -> Iterator[bytes]:
+        yield head
+        left = b["huge"]
+        while left > 0:
+            yield piece[:left]
+            left -= len(piece)
+        yield tail
+
+    if not b.get("gzip"):
+        yield from plain()
+        return
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: the gzip format
+    for chunk in plain():
+        if out := packer.compress(chunk):
+            yield out
+    yield packer.flush()
+
+
+def _events(anthropic: bool) -> Iterator[bytes]:
+    """Server-sent events that never end (no ``[DONE]``, no ``message_stop``)."""
+    event = ({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "x"}}
+             if anthropic else {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "stub",
+                                "choices": [{"index": 0, "delta": {"content": "x"}}]})
+    while True:
+        yield f"data: {json.dumps(event)}\n\n".encode()
 
 
 def connect(monkeypatch, provider: str, stub: StubLLM) -> str:

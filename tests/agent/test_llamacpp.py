@@ -17,7 +17,7 @@ from agent.models import ModelConfigError
 from agent.models import gguf_store
 from agent.models.gguf_store import KnownModel, model_path
 from agent.models.scripted import ScriptedModel
-from agent.parsing import parse_response
+from agent.models.react_format import parse_response
 from agent.runner import Budgets
 from environments.runs import RunDir
 from tests.agent.helpers import episode, react, write_replies

@@ -12,7 +12,7 @@ import pytest
 from agent import prompts
 from agent.context import AgentStep, ContextSettings, build_messages, older_line
 from agent.llm_actions import LLMActions
-from agent.parsing import FIELDS, parse_response
+from agent.models.react_format import FIELDS, parse_response
 from agent.tools_mode import tool_name, tool_schemas
 from environments.actions import brief_of, is_long
 from environments.low_level import LOW_LEVEL_ACTIONS

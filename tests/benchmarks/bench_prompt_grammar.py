@@ -3,7 +3,7 @@ actions' grammar (llama.cpp GBNF, :mod:`agent.models.grammar`).
 
 Runs the research agent with ``llamacpp/qwen2.5-coder-0.5b`` on a task (episodes of
 ``--steps`` steps, repeated until ``--replies`` agent replies are collected per setting) and
-counts, from each run's call log, the agent replies that parse (:func:`agent.parsing.
+counts, from each run's call log, the agent replies that parse (:func:`agent.models.react_format.
 parse_response`) and name a known action with a valid input, as the agent checks them. A reply
 the agent could not use was re-asked; a run of four ends the episode. Needs ``labcoat[local]``
 and the model packages; CPU heavy (about 20 s a reply on one thread).
@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from agent.factory import make_actor  # noqa: E402
-from agent.parsing import FormatError, parse_response  # noqa: E402
+from agent.models.react_format import FormatError, parse_response  # noqa: E402
 from agent.runner import Budgets, create_run, drive  # noqa: E402
 from environments.actions import ActionInputError  # noqa: E402
 from environments.environment import environment_for_run  # noqa: E402

@@ -250,3 +250,36 @@ def test_what_ml_code_needs_still_works(sb):
     """))
     assert r.ok, r.stderr
     assert r.stdout.strip() == "['thread', 'subprocess', 3, [[0, 1], [2, 3]], 3]", r.stdout
+
+
+def test_io_uring_is_refused(sb):
+    """io_uring runs a command's I/O in kernel workers, past the syscall filter, and is a large,
+    often-exploited kernel surface no ML script needs: every one of its calls gets EPERM."""
+    r = py(sb, textwrap.dedent("""
+        import ctypes, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        params = ctypes.create_string_buffer(120)  # struct io_uring_params
+        got = []
+        for nr, args in ((425, (8, params)), (426, (0, 0, 0, 0, None, 0)), (427, (0, 0, None, 0))):
+            ret = libc.syscall(nr, *args)
+            got.append((nr, ret, ctypes.get_errno()))
+            if ret >= 0:
+                os.close(ret) if nr == 425 else None
+        print(got)
+    """))
+    assert r.ok, r.stderr
+    assert r.stdout.strip() == "[(425, -1, 1), (426, -1, 1), (427, -1, 1)]", r.stdout
+
+
+def test_the_probe_reports_local_contained():
+    """What `labcoat sandbox check` shows for local: contained, io_uring refused, and (started
+    by root) a host uid of labcoat's reserved range."""
+    from sandbox.ownership import id_range
+    from sandbox.probe import probe
+
+    found = probe("local")
+    assert found.ran and found.contained and found.io_uring is False, found
+    assert "io_uring refused" in found.summary()
+    if os.geteuid() == 0:
+        assert found.host_uids[1] in id_range(), found

@@ -61,6 +61,25 @@ async def test_the_editor_opens_the_file_and_saves_a_write_file_step(human_app):
         assert "2 * sum(nums)" in (screen.run.workspace / "train.py").read_text()
 
 
+async def test_the_editor_never_reads_through_a_link_nor_loads_control_characters(human_app, tmp_path):
+    """What the sandbox left in the workspace (a link to a host file, text with an OSC 52
+    clipboard write) is named in the editor's note, never loaded into it."""
+    secret = tmp_path / "host-secret.txt"
+    secret.write_text("HOST SECRET\n")
+    async with human_app.run_test(size=SIZE) as pilot:
+        screen = await opened_run(human_app, pilot)
+        (screen.run.workspace / "link.py").symlink_to(secret)
+        (screen.run.workspace / "osc.py").write_text("print(1)  # \x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07\n")
+        await _choose(pilot, screen, EDIT_FILE)
+        editor = screen.query_one("#action-form", FileEditor)
+        text, note = editor.query_one("#editor-text"), editor.query_one("#editor-note")
+        for name, why in (("link.py", "symlink"), ("osc.py", "control characters")):
+            editor.open(name)
+            await pilot.pause()
+            assert why in str(note.render()) and "not opened" in str(note.render())
+            assert "HOST SECRET" not in text.text and "\x1b" not in text.text
+
+
 async def test_a_busy_indicator_shows_while_the_action_runs(human_app):
     async with human_app.run_test(size=SIZE) as pilot:
         screen = await opened_run(human_app, pilot)

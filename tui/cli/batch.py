@@ -15,6 +15,7 @@ from tui.cli.run import config_options
 from tui.cli.common import (
     JSON_OPT, SANDBOX_OPT, console, err_console, fail, isolating, stdout_for_json_only,
 )
+from tui.terminal_text import safe_line, safe_text
 
 
 def register(app: typer.Typer) -> None:
@@ -107,7 +108,7 @@ def batch_cmd(
         folder = batch_dir or Path("runs") / time.strftime("batch-%Y%m%d-%H%M%S")
     again = resume_command(folder, jobs=jobs, executor=executor, ray_address=ray_address)
     if not as_json:
-        err_console.print(f"batch folder: {folder}\nto resume: [bold]{again}[/]")
+        err_console.print(safe_line(f"batch folder: {folder}\nto resume: ", (again, "bold")))
 
     live = None
     if not as_json and sys.stderr.isatty():
@@ -130,19 +131,19 @@ def batch_cmd(
         if live is not None:
             live.update(bar_task, total=p.total, completed=p.done + p.failed, description=text)
         elif not as_json and text != last_line[0]:
-            err_console.print(f"[{p.done + p.failed}/{p.total}] {text}")
+            err_console.print(safe_text(f"[{p.done + p.failed}/{p.total}] {text}"))
             last_line[0] = text
 
     try:
         with stdout_for_json_only(as_json):
             result = run_batch(folder, spec, jobs=jobs, executor=executor, ray_address=ray_address,
                                retry_failed=retry_failed, on_progress=on_progress,
-                               on_measure=lambda t: as_json or err_console.print(
-                                   f"{t}: no baseline known; measuring it first (labcoat baseline)"))
+                               on_measure=lambda t: as_json or err_console.print(safe_text(
+                                   f"{t}: no baseline known; measuring it first (labcoat baseline)")))
     except KeyboardInterrupt:
         if live is not None:
             live.stop()
-        err_console.print(f"interrupted; resume with: [bold]{again}[/]")
+        err_console.print(safe_line("interrupted; resume with: ", (again, "bold")))
         raise typer.Exit(130) from None
     except (ValueError, FileNotFoundError, RuntimeError) as err:
         if live is not None:
@@ -156,12 +157,15 @@ def batch_cmd(
         for r in result.results:
             if not r.get("ok"):
                 why = r.get("error") or r.get("failure") or r.get("status")
-                err_console.print(f"[red]failed[/] {r['key']}: {str(why).strip().splitlines()[0][:200]}")
+                first = (str(why).strip().splitlines() or [""])[0][:200]
+                err_console.print(safe_line(("failed", "red"), f" {r['key']}: {first}"))
         console.print(f"{result.done}/{result.total} done, {result.failed} failed "
                       f"({result.skipped_failed} earlier failures not retried), {result.ran} run now "
                       f"in {result.seconds:.0f} s, cost ${result.cost:.4f}")
         if result.failed or result.done < result.total:
-            console.print(f"resume: {resume_command(folder, retry_failed=result.failed > 0, jobs=jobs, executor=executor, ray_address=ray_address)}")
-        console.print(f"report: labcoat report {folder}")
+            again = resume_command(folder, retry_failed=result.failed > 0, jobs=jobs, executor=executor,
+                                   ray_address=ray_address)
+            console.print(safe_text(f"resume: {again}"))
+        console.print(safe_text(f"report: labcoat report {folder}"))
     if result.failed:
         raise typer.Exit(1)

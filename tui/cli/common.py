@@ -1,4 +1,10 @@
-"""Pieces every ``labcoat`` command shares: consoles, common options, error exit."""
+"""Pieces every ``labcoat`` command shares: consoles, common options, error exit.
+
+Every console of the CLI comes from :func:`make_console`, a :class:`~tui.terminal_text.SafeConsole`:
+run output, file names, task folders and model strings are untrusted, and none of them may
+reach the terminal as a control sequence. Untrusted text is also never markup: it goes to rich
+as a ``Text`` (``safe_text``), never inside a markup string.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import typer
 from rich import box
@@ -14,8 +20,23 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-console = Console()
-err_console = Console(stderr=True)
+from tui.terminal_text import SafeConsole, safe_text, visible
+
+
+def make_console(**kwargs) -> Console:
+    """A console for the CLI (rich's ``Console`` arguments): one that shows the control
+    characters in what it prints (``\\x1b``) instead of writing them to the terminal."""
+    return SafeConsole(**kwargs)
+
+
+console = make_console()
+err_console = make_console(stderr=True)
+
+
+def echo(text: str, nl: bool = True) -> None:
+    """``typer.echo`` for text people read that may quote untrusted words (a Markdown table, a
+    workspace diff): control characters shown as escapes, like the consoles do."""
+    typer.echo(visible(text), nl=nl)
 
 SANDBOX_OPT = typer.Option(
     "auto", "--sandbox",
@@ -25,7 +46,8 @@ JSON_OPT = typer.Option(False, "--json", help="machine-readable output on stdout
 
 
 def fail(message: str, code: int = 2) -> None:
-    err_console.print(f"[red]error:[/] {message}")
+    """Say ``message`` (plain text: it may quote a path, a model string or a reply) and exit."""
+    err_console.print(Text.assemble(("error:", "red"), " ", safe_text(message)))
     raise typer.Exit(code)
 
 
@@ -59,7 +81,8 @@ def num(x: float | None) -> str:
 
 def print_score(s) -> None:
     if s.value is None:
-        console.print(Text.assemble("score: ", ("failed", "red"), f" ({s.failure}) {s.detail[:500]}"))
+        console.print(Text.assemble("score: ", ("failed", "red"),
+                                    safe_text(f" ({s.failure}) {s.detail[:500]}")))
         return
     imp = "n/a" if s.improvement is None else f"{s.improvement:+.1%}"
     verdict = ("success", "green") if s.success else ("below threshold", "yellow")
@@ -84,10 +107,12 @@ class Col:
 
 def print_table(title: str, cols: list[Col], rows: list[list[str]], *, wide: bool = False) -> None:
     """Print a table that reads in the terminal (80 columns in a pipe); ``wide``: every
-    column at its natural width, however wide that is (for ``less -S`` or a wide window)."""
+    column at its natural width, however wide that is (for ``less -S`` or a wide window).
+    Title, names and cells are plain text (task folders, file names and model strings are
+    untrusted): never markup, control characters shown as escapes."""
     table, needed = fitted_table(title, cols, rows, wide=wide)
     # print() caps at the console's width; long summaries still fold past WIDE_MAX
-    out = Console(width=max(console.width, min(needed, WIDE_MAX))) if wide else console
+    out = make_console(width=max(console.width, min(needed, WIDE_MAX))) if wide else console
     out.print(table)
 
 
@@ -99,21 +124,24 @@ def fitted_table(title: str, cols: list[Col], rows: list[list[str]], *, wide: bo
     caption says ``--wide`` shows them); key columns keep their full width, the others fold.
     """
     width = width or console.width
+    cols = [replace(c, name=visible(c.name)) for c in cols]
+    rows = [[visible(cell) for cell in r] for r in rows]  # widths as they will be shown
     natural = [max([len(c.name), *(len(r[i]) for r in rows)]) for i, c in enumerate(cols)]
     needed = sum(natural) + 3 * len(cols) + 1
     keep = [i for i, c in enumerate(cols) if wide or needed <= width or not c.extra]
-    table = Table(title=title, box=box.SIMPLE_HEAD if not wide and needed > width else box.HEAVY_HEAD)
+    table = Table(title=safe_text(title),
+                  box=box.SIMPLE_HEAD if not wide and needed > width else box.HEAVY_HEAD)
     for i in keep:
         c = cols[i]
         if c.key:
-            table.add_column(c.name, no_wrap=True, min_width=natural[i], justify=c.justify)
+            table.add_column(Text(c.name), no_wrap=True, min_width=natural[i], justify=c.justify)
         else:
-            table.add_column(c.name, overflow="fold", justify=c.justify)
+            table.add_column(Text(c.name), overflow="fold", justify=c.justify)
     for r in rows:
-        table.add_row(*(r[i] for i in keep))
+        table.add_row(*(Text(r[i]) for i in keep))
     left_out = [c.name for i, c in enumerate(cols) if i not in keep]
     if left_out:
-        table.caption = f"--wide adds: {', '.join(left_out)}"
+        table.caption = Text(f"--wide adds: {', '.join(left_out)}")
     return table, needed
 
 

@@ -1,4 +1,10 @@
-"""Live progress of a headless run: a rich panel on a terminal, plain lines otherwise."""
+"""Live progress of a headless run: a rich panel on a terminal, plain lines otherwise.
+
+Everything shown here is the run's: script output, file names and model words, so any of it may
+hold escape sequences or lone surrogates. Each line and cell passes through
+:func:`tui.terminal_text.visible` (plain lines) or becomes a ``Text`` of it (the panel), and the
+panel's console is the CLI's ``SafeConsole`` besides.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +15,10 @@ import time
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
-from rich.text import Text
 
 from agent.runner import RunHooks
 from environments.runs import RunDir, Step
+from tui.terminal_text import safe_text, visible
 
 
 def _head(text: str, width: int = 100) -> str:
@@ -37,8 +43,9 @@ def step_summary(step: Step, width: int = 100) -> str:
     if step.action in WRITES and isinstance(args.get("content"), str) and not step.error:
         content = args["content"]
         lines = len(content.splitlines())
+        size = len(content.encode("utf-8", "surrogatepass"))  # a lone surrogate is 3 bytes too
         return _cut(f"{args.get('file_name', '?')}: {lines} line{'s' * (lines != 1)}, "
-                    f"{human_bytes(len(content.encode()))} {WRITES[step.action]}", width)
+                    f"{human_bytes(size)} {WRITES[step.action]}", width)
     if step.action == "Execute Script" and "\n" in obs:
         output = [line.strip() for line in obs.split("\n", 1)[1].splitlines() if line.strip()]
         metrics = [line for line in output if METRIC.search(line)]
@@ -85,12 +92,12 @@ def isolation_mark(sandbox: str) -> str:
 
 def _left(run: RunDir) -> str:
     """What remains of the run's time and step budgets, e.g. ``, 41 steps, 3:52:10 left``."""
-    t, lim = run.meta.totals, run.meta.limits
+    left = run.meta.limits.left(run.meta.totals)
     parts = []
-    if lim.get("max_steps"):
-        parts.append(f"{max(0, lim['max_steps'] - t.steps)} steps")
-    if lim.get("max_time"):
-        parts.append(clock(lim["max_time"] - t.seconds))
+    if left.max_steps is not None:
+        parts.append(f"{left.max_steps} steps")
+    if left.max_time is not None:
+        parts.append(clock(left.max_time))
     return f", {' '.join(parts)} left" if parts else ""
 
 
@@ -115,12 +122,12 @@ class PlainHooks(RunHooks):
         flag = " ERROR" if step.error else ""
         mark = isolation_mark(run.meta.sandbox)
         flag += f" {mark}" if mark else ""
-        print(f"[{run.meta.run_id}] step {step.index} {step.action}{flag}: {step_summary(step)} "
-              f"(tokens {count(t.tokens_in)}/{count(t.tokens_out)}, ${t.cost:.4f}, {t.seconds:.0f}s{_left(run)})",
-              file=self.stream, flush=True)
+        print(visible(f"[{run.meta.run_id}] step {step.index} {step.action}{flag}: {step_summary(step)} "
+                      f"(tokens {count(t.tokens_in)}/{count(t.tokens_out)}, ${t.cost:.4f}, "
+                      f"{t.seconds:.0f}s{_left(run)})"), file=self.stream, flush=True)
 
     def on_end(self, run: RunDir) -> None:
-        print(f"[{run.meta.run_id}] {ending(run)}", file=self.stream)
+        print(visible(f"[{run.meta.run_id}] {ending(run)}"), file=self.stream)
 
 
 class LiveHooks(RunHooks):
@@ -146,14 +153,14 @@ class LiveHooks(RunHooks):
                  f"{token_cap} (cached {count(t.tokens_cached)}) · ${t.cost:.4f}{cost_cap} · {t.llm_calls} calls{left}")
         if mark := isolation_mark(meta.sandbox):
             title += f" · {mark}"
-        table = Table(title=title, expand=True)
+        table = Table(title=safe_text(title), expand=True)
         table.add_column("#", width=4)
         table.add_column("action", width=22)
         table.add_column("observation")
         table.add_column("s", width=6)
         for s in self.rows[-self.keep:]:
             style = "red" if s.error else ""
-            table.add_row(str(s.index), s.action, Text(step_summary(s, 200), style=style),
+            table.add_row(str(s.index), safe_text(s.action), safe_text(step_summary(s, 200), style),
                           f"{s.seconds:.1f}")
         return table
 
@@ -173,7 +180,7 @@ class LiveHooks(RunHooks):
         if self.run is not None:
             self.live.update(self._render())
             self.live.stop()
-        self.console.print(Text(ending(run)))
+        self.console.print(safe_text(ending(run)))
 
 
 def hooks_for(console: Console, quiet: bool) -> RunHooks:

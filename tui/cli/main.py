@@ -15,6 +15,7 @@ from tui.cli import scoring as scoring_cmd
 from tui.cli import uplift as uplift_cmd
 from tui.cli import launch as tui_cmd
 from tui.cli.common import JSON_OPT, WIDE_OPT, Col, console, num, print_table
+from tui.terminal_text import safe_text
 
 app = typer.Typer(
     help="labcoat: an agentic ML research workbench.", no_args_is_help=True,
@@ -83,12 +84,12 @@ def tools_cmd(as_json: bool = JSON_OPT) -> None:
                                 "entry": t.entry, "schema": t.args_model.model_json_schema()}
                                for t in tools.values()], indent=2))
         return
-    table = Table(title=f"{len(tools)} method tools")
+    table = Table(title=f"{len(tools)} method tools")  # names and descriptions: plain text
     table.add_column("name")
     table.add_column("command")
     table.add_column("description")
     for t in tools.values():
-        table.add_row(t.name, " ".join(t.argv()), t.description)
+        table.add_row(safe_text(t.name), safe_text(" ".join(t.argv())), safe_text(t.description))
     console.print(table)
 
 

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.markup import escape
+from rich.text import Text
 
 from tui.cli.common import (
     JSON_OPT,
     WIDE_OPT,
     Col,
     console,
+    echo,
     err_console,
     fail,
     print_table,
 )
+from tui.terminal_text import safe_text
 
 #: what a person reading the report at 80 columns needs; the rest comes with --wide
 NARROW = {"task", "model", "runs", "success", "mean improvement", "cost $"}
@@ -111,11 +112,11 @@ def report_cmd(
         if as_json:
             typer.echo(dump([c.model_dump() for c in comparisons]))
         else:
-            typer.echo(comparison_markdown(comparisons, a, b))
+            echo(comparison_markdown(comparisons, a, b))
     elif as_json:
         typer.echo(dump(report_json(rows, runs)))
     elif markdown:
-        typer.echo(to_markdown(rows))
+        echo(to_markdown(rows))
     else:
         print_table(f"{len(runs)} runs in {runs_dir}", report_columns(COLUMNS),
                     [row_cells(row) for row in rows], wide=wide)
@@ -123,9 +124,9 @@ def report_cmd(
                       "also shown on their own.")
     if plots is not None:
         for path in write_plots(rows, runs, plots):
-            err_console.print(f"wrote {path}")
+            err_console.print(safe_text(f"wrote {path}"))
         for note in plot_notes(runs):
-            err_console.print(f"[yellow]note:[/] {note}", markup=True, highlight=False)
+            err_console.print(Text.assemble(("note:", "yellow"), " ", safe_text(note)), highlight=False)
 
 
 def family_report(run_dir: Path, *, as_json: bool, markdown: bool, diff: bool, wide: bool) -> None:
@@ -151,7 +152,7 @@ def family_report(run_dir: Path, *, as_json: bool, markdown: bool, diff: bool, w
                          "diffs": [d.model_dump() for d in diffs]}))
         return
     if markdown:
-        typer.echo(family_markdown(fam))
+        echo(family_markdown(fam))
     else:
         cols = [Col(n, key=n == "run", extra=n in ("forked from", "status", "score after the fork point"),
                     justify="right" if n in ("at", "steps (own)") else "left") for n in FAMILY_COLUMNS]
@@ -160,10 +161,10 @@ def family_report(run_dir: Path, *, as_json: bool, markdown: bool, diff: bool, w
         if len(fam.members) == 1:
             console.print("no forks yet: labcoat run --fork RUN_DIR --at K starts one", highlight=False)
     for d in diffs:
-        typer.echo(f"\n{d.b} vs {d.a}: " + (", ".join(f"{f.change} {f.path}" for f in d.files)
-                                           or "identical final workspaces"))
-        for f in d.files:
-            typer.echo(f.diff.rstrip("\n") if f.diff else f"  {f.path}: {f.note}" if f.note else "")
+        echo(f"\n{d.b} vs {d.a}: " + (", ".join(f"{f.change} {f.path}" for f in d.files)
+                                     or "identical final workspaces"))
+        for f in d.files:  # the actors' files: their bytes are never the terminal's
+            echo(f.diff.rstrip("\n") if f.diff else f"  {f.path}: {f.note}" if f.note else "")
 
 
 def tree_report(run_dir: Path, *, as_json: bool, markdown: bool, wide: bool) -> None:
@@ -186,9 +187,8 @@ def tree_report(run_dir: Path, *, as_json: bool, markdown: bool, wide: bool) -> 
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
     elif markdown:
-        typer.echo(tree_markdown(report), nl=False)
+        echo(tree_markdown(report), nl=False)
     else:
-        cols = [replace(c, name=escape(c.name)) for c in tree_columns(report)]
-        print_table(escape(header(report)), cols,
+        print_table(header(report), tree_columns(report),
                     rich_cells(report, None if wide else console.width), wide=wide)
-        console.print(footer(report), markup=False, highlight=False)
+        console.print(safe_text(footer(report)), highlight=False)

@@ -20,6 +20,7 @@ from tui.cli.common import (
     fail,
     print_score,
 )
+from tui.terminal_text import safe_line, safe_text
 
 
 def register(app: typer.Typer) -> None:
@@ -84,12 +85,11 @@ def run_cmd(
     options: dict[str, Any] | None = None,
 ) -> None:
     """Let an actor attempt a task; every step is recorded under RUNS_DIR/<run_id>/."""
-    from agent.factory import AgentConfigError, make_actor, resolve, resolve_choice
-    from agent.fork import ForkError, fork_config, fork_run
-    from agent.replay import ReplayError, keep_actions, kept_actions
-    from agent.runner import create_run, drive, task_of
+    from agent import session
+    from agent.factory import AgentConfigError, resolve_choice
+    from agent.fork import ForkError, fork_config
+    from agent.replay import ReplayError
     from environments.runs import RunDir
-    from environments.scoring import ensure_baseline, score_run
     from environments.task import TaskError
     from sandbox import SandboxError
     from tui.cli.display import hooks_for
@@ -98,28 +98,17 @@ def run_cmd(
         fail("--fork starts a new run from another: give no TASK and no --resume with it")
     if (fork is None) != (at is None):
         fail("--fork RUN_DIR and --at K go together")
-    try:
+    try:  # one call of the session begins the run, whichever way it begins
         if fork is not None:
             parent = RunDir.open(fork)
-            if (options or {}).get("actions") is not None:
-                options = {**(options or {}), "actions": str(Path(options["actions"]).resolve())}
             config, budgets = fork_config(parent, options or {})
-            config = resolve(config)
-            actor = make_actor(config)  # a bad choice fails here, before anything is written
             given = {name for name in ("sandbox", "runs_dir") if _given(ctx, name)}
-            run, task_spec = fork_run(parent, at, actor, runs_dir if "runs_dir" in given else None,
-                                      config=config, budgets=budgets,
-                                      sandbox=sandbox if "sandbox" in given else None)
-            if config.kind == "replay":
-                actor = make_actor(ActorConfig.from_meta(run.meta))  # the fork's own actions file
+            begun = session.fork(parent, at, config, budgets, runs_dir if "runs_dir" in given else None,
+                                 sandbox=sandbox if "sandbox" in given else None)
         elif resume is not None:
             run = RunDir.open(resume)
-            task_spec = task_of(run)
             config, budgets = build(options or {}, ActorConfig.from_meta(run.meta), run.meta.limits)
-            if config.kind == "replay" and (kept := kept_actions(run.path)) is not None:
-                config = config.model_copy(update={"actions": str(kept)})
-            run.meta.config, run.meta.limits = resolve(config), budgets
-            run.save_meta()
+            begun = session.resume(run, config, budgets)
         else:
             if task is None:
                 fail("give a TASK (or --resume RUN_DIR)")
@@ -127,29 +116,21 @@ def run_cmd(
             if config.kind == "research" and config.model is None and \
                     resolve_choice(None, None, None)[0] == "baseline":
                 raise AgentConfigError(NO_MODEL)
-            if config.actions is not None:
-                config = config.model_copy(update={"actions": str(Path(config.actions).resolve())})
-            config = resolve(config)
-        if fork is None:
-            actor = make_actor(config)
-        if resume is None and fork is None:
-            run, task_spec = create_run(task, actor, runs_dir, config=config, sandbox=sandbox,
-                                        budgets=budgets)
-            if config.kind == "replay" and config.actions is not None:
-                keep_actions(run.path, Path(config.actions))
+            begun = session.start(task, config, budgets, runs_dir, sandbox=sandbox)
     except (AgentConfigError, ReplayError, TaskError, FileNotFoundError, ValueError,
             SandboxError, ForkError) as err:
         fail(str(err))
+    run = begun.run
     if not as_json:
         origin = f" (fork of {run.meta.fork.parent} at step {run.meta.fork.step})" if run.meta.fork else ""
-        console.print(f"run [bold]{run.meta.run_id}[/] on [bold]{run.meta.task}[/] with "
-                      f"{run.meta.model or run.meta.agent} (sandbox {run.meta.sandbox}){origin} → {run.path}")
-    meta = drive(run, task_spec, actor, hooks=hooks_for(console, quiet=as_json))
+        console.print(safe_line(  # the task's folder name and the model string: never markup
+            "run ", (run.meta.run_id, "bold"), " on ", (run.meta.task, "bold"),
+            f" with {run.meta.model or run.meta.agent} (sandbox {run.meta.sandbox}){origin} → {run.path}"))
+    meta = begun.drive(hooks_for(console, quiet=as_json))
     result = {"run_dir": str(run.path), **meta.model_dump()}
     if score:
-        ensure_baseline(task_spec, sandbox=meta.sandbox, on_measure=lambda name: None if as_json else
-                        err_console.print(f"measuring {name}'s baseline on this machine (once)…"))
-        s = score_run(run, task_spec, sandbox=meta.sandbox)
+        [s] = session.score(run, on_measure=lambda name: None if as_json else err_console.print(
+            safe_text(f"measuring {name}'s baseline on this machine (once)…")))
         result["score"] = s.model_dump()
         if not as_json:
             print_score(s)

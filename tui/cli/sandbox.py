@@ -6,7 +6,6 @@ import json
 import time
 
 import typer
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     DownloadColumn,
@@ -17,11 +16,14 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 from sandbox import check_all
+from tui.cli.common import make_console
+from tui.terminal_text import safe_line, safe_text, visible
 
 app = typer.Typer(help="Inspect and prepare the sandboxes that run actors' code.", no_args_is_help=True)
-console = Console()
+console = make_console()
 
 
 def _engine_and_image() -> dict:
@@ -62,21 +64,23 @@ def check(
         return
     engine = docker_state.get("engine")
     if engine:
-        console.print(f"docker engine: [green]{engine['version']}[/] (API {engine['api']}, "
-                      f"{engine['os']}/{engine['arch']})")
+        console.print(safe_line("docker engine: ", (str(engine["version"]), "green"),
+                                f" (API {engine['api']}, {engine['os']}/{engine['arch']})"))
     else:
-        console.print(f"docker engine: [red]none[/] ({docker_state.get('engine_error', '')})")
+        console.print(safe_line("docker engine: ", ("none", "red"),
+                                f" ({docker_state.get('engine_error', '')})"))
     image = docker_state.get("image")
     tag = docker_state.get("image_tag", "")
     if image:
         pk = image["packages"]
         versions = ", ".join(f"{k} {pk[k]}" for k in ("numpy", "torch", "scikit-learn", "scipy")
                              if k in pk)
-        console.print(f"sandbox image: [green]{tag}[/] {image['id']}, {image['kind']} build, "
-                      f"{image['size_mb']:.0f} MB, Python {image['python']}, {versions}")
+        console.print(safe_line("sandbox image: ", (tag, "green"), f" {image['id']}, {image['kind']} build, "
+                                f"{image['size_mb']:.0f} MB, Python {image['python']}, {versions}"))
     elif engine:
-        console.print(f"sandbox image: [red]{tag} missing[/]: run `labcoat sandbox build --offline` "
-                      "(no registry needed) or `labcoat sandbox build`")
+        console.print(safe_line("sandbox image: ", (f"{tag} missing", "red"),
+                                ": run `labcoat sandbox build --offline` (no registry needed) or "
+                                "`labcoat sandbox build`"))
     table = Table(title="sandbox backends")
     cols = {"filesystem": "files", "network": "network", "memory": "memory", "cpu": "cpu",
             "pids": "pids", "process_tree_kill": "tree kill", "unprivileged_user": "non-root"}
@@ -85,17 +89,17 @@ def check(
     for header in cols.values():
         table.add_column(header)
     for r in reports:
-        table.add_row(r.backend, _mark(r.available), *(_mark(getattr(r, c)) for c in cols))
+        table.add_row(safe_text(r.backend), _mark(r.available), *(_mark(getattr(r, c)) for c in cols))
     console.print(table)
     for r in reports:
-        console.print(f"{r.backend}: {r.detail}", highlight=False)
+        console.print(safe_text(f"{r.backend}: {r.detail}"), highlight=False)
         for w in r.warnings:
-            console.print(f"[yellow]{r.backend}: {w}[/]")
+            console.print(safe_text(f"{r.backend}: {w}", "yellow"))
         if r.backend in probes:
             p = probes[r.backend]
             colour = "green" if p.contained else "red"
-            console.print(f"[{colour}]{r.backend} probe:[/] {p.summary()}", highlight=False)
-    console.print(f"--sandbox auto uses: [bold]{_auto()}[/]")
+            console.print(safe_line((f"{r.backend} probe:", colour), " ", p.summary()), highlight=False)
+    console.print(safe_line("--sandbox auto uses: ", (_auto(), "bold")))
 
 
 def _auto() -> str:
@@ -128,32 +132,33 @@ def build(
     try:
         engine = engine_info()
     except ImageError as err:
-        console.print(f"[red]{err}[/]")
+        console.print(safe_text(str(err), "red"))
         raise typer.Exit(1) from err
-    console.print(f"docker engine {engine['version']} (API {engine['api']}); building {tag} "
-                  f"{'offline (no pull)' if offline else 'from sandbox/images/Dockerfile'}")
+    console.print(safe_text(f"docker engine {engine['version']} (API {engine['api']}); building {tag} "
+                            f"{'offline (no pull)' if offline else 'from sandbox/images/Dockerfile'}"))
     start = time.perf_counter()
     try:
         report = _build_offline(tag, build_offline) if offline else _build_dockerfile(
             tag, build_dockerfile)
     except ImageError as err:
-        console.print(f"[red]build failed:[/] {err}")
+        console.print(safe_line(("build failed:", "red"), f" {err}"))
         if not offline:
             console.print("no registry reachable? `labcoat sandbox build --offline` needs none")
         raise typer.Exit(1) from err
     for w in report.warnings:
-        console.print(f"[yellow]{w}[/]")
+        console.print(safe_text(w, "yellow"))
     pk = report.packages
     versions = ", ".join(f"{k} {pk[k]}" for k in ("numpy", "torch", "scikit-learn", "scipy")
                          if k in pk)
-    console.print(f"[green]built {report.tag}[/] {report.image_id}: {report.kind}, "
-                  f"{report.size_mb:.0f} MB, in {time.perf_counter() - start:.1f} s"
-                  + (f" (import {report.import_seconds:.1f} s)" if report.import_seconds else "")
-                  + (f" ({versions})" if versions else ""))
+    console.print(safe_line((f"built {report.tag}", "green"),
+                            f" {report.image_id}: {report.kind}, {report.size_mb:.0f} MB, "
+                            f"in {time.perf_counter() - start:.1f} s"
+                            + (f" (import {report.import_seconds:.1f} s)" if report.import_seconds else "")
+                            + (f" ({versions})" if versions else "")))
 
 
 def _build_offline(tag, build_offline):
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+    with Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(),
                   DownloadColumn(), TransferSpeedColumn(), TimeElapsedColumn(),
                   console=console, transient=False) as progress:
         task = progress.add_task("planning the root filesystem", total=None)
@@ -169,16 +174,16 @@ def _build_offline(tag, build_offline):
 
 
 def _build_dockerfile(tag, build_dockerfile):
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+    with Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), TimeElapsedColumn(),
                   console=console, transient=True) as progress:
         task = progress.add_task("building", total=None)
 
         def on_line(line: str) -> None:
-            progress.console.print(line, markup=False, highlight=False)
-            progress.update(task, description=line[:70])
+            progress.console.print(safe_text(line), highlight=False)
+            progress.update(task, description=visible(line[:70]))
 
         return build_dockerfile(tag, progress=on_line)
 
 
-def _mark(flag: bool) -> str:
-    return "[green]yes[/]" if flag else "[red]no[/]"
+def _mark(flag: bool) -> Text:
+    return Text("yes", "green") if flag else Text("no", "red")

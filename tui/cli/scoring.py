@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from tui.cli.common import JSON_OPT, SANDBOX_OPT, console, err_console, fail, print_score
+from tui.terminal_text import safe_line, safe_text
 
 
 def register(app: typer.Typer) -> None:
@@ -30,9 +31,8 @@ def score_cmd(
 
     The last step's score is written to score.json; every scored step also goes to scores.json.
     """
-    from agent.runner import task_of
+    from agent import session
     from environments.runs import RunDir
-    from environments.scoring import ensure_baseline, score_run, score_steps
     from environments.task import TaskError
 
     if step is not None and all_steps:
@@ -41,31 +41,35 @@ def score_cmd(
     for d in run_dirs:
         try:
             run = RunDir.open(d)
-            task = task_of(run)
-        except (FileNotFoundError, ValueError, TaskError) as err:
+        except (FileNotFoundError, ValueError) as err:
             fail(str(err))
         steps = len(run.steps())
         if step is not None and not 0 <= step <= steps:  # a typo, not an infrastructure failure
             fail(f"{d}: no step {step}; the run has steps 0..{steps} (0: the starting workspace)")
-        ensure_baseline(task, sandbox=sandbox, on_measure=lambda name: None if as_json else
-                        err_console.print(f"measuring {name}'s baseline on this machine (once)…"))
-        if all_steps:
-            def progress(i: int, n: int, s, run=run) -> None:
-                if not as_json:
-                    v = "failed: " + str(s.failure) if s.value is None else f"{s.value:.5g}"
-                    imp = "" if s.improvement is None else f" ({s.improvement:+.1%})"
-                    err_console.print(f"  {run.meta.run_id} step {s.step} [{i}/{n}]: {v}{imp}")
 
-            scores = score_steps(run, task, points=points, sandbox=sandbox, progress=progress)
+        def progress(i: int, n: int, s, run=run) -> None:
+            if not as_json:
+                v = "failed: " + str(s.failure) if s.value is None else f"{s.value:.5g}"
+                imp = "" if s.improvement is None else f" ({s.improvement:+.1%})"
+                err_console.print(safe_text(f"  {run.meta.run_id} step {s.step} [{i}/{n}]: {v}{imp}"))
+
+        try:
+            scores = session.score(
+                run, step=step, every_step=all_steps, points=points, sandbox=sandbox, progress=progress,
+                on_measure=lambda name: None if as_json else err_console.print(
+                    safe_text(f"measuring {name}'s baseline on this machine (once)…")))
+        except (FileNotFoundError, TaskError) as err:
+            fail(str(err))
+        if all_steps:
             out.append({"run_dir": str(d), "steps": [s.model_dump() for s in scores]})
             if not as_json:
-                console.print(f"[bold]{run.meta.run_id}[/] ({len(scores)} steps scored; last:)")
+                console.print(safe_line((run.meta.run_id, "bold"), f" ({len(scores)} steps scored; last:)"))
                 print_score(scores[-1])
             continue
-        s = score_run(run, task, step=step, sandbox=sandbox)
+        [s] = scores
         out.append({"run_dir": str(d), **s.model_dump()})
         if not as_json:
-            console.print(f"[bold]{run.meta.run_id}[/] step {s.step}")
+            console.print(safe_line((run.meta.run_id, "bold"), f" step {s.step}"))
             print_score(s)
     if as_json:
         typer.echo(json.dumps(out, indent=2))
@@ -84,21 +88,21 @@ def baseline_cmd(
     from environments.task import TaskError
 
     try:
-        spec = prepare_task(resolve_task(task))
+        spec = prepare_task(resolve_task(task), sandbox=sandbox)
     except TaskError as err:
         fail(str(err))
 
     def progress(i: int, n: int, value: float) -> None:
         if not as_json:
-            err_console.print(f"  run {i}/{n}: {spec.metric} = {value:.5g}")
+            err_console.print(safe_text(f"  run {i}/{n}: {spec.metric} = {value:.5g}"))
 
     measured = summarise(spec, measure(spec, runs=runs, sandbox=sandbox, progress=progress))
     path = store_baseline(spec, measured)
     if as_json:
         typer.echo(measured.model_dump_json(indent=2))
         return
-    console.print(f"{spec.name}: {spec.metric} = {measured.mean:.5g} ± {measured.std:.2g} "
-                  f"over {runs} runs (stored in {path})")
+    console.print(safe_text(f"{spec.name}: {spec.metric} = {measured.mean:.5g} ± {measured.std:.2g} "
+                            f"over {runs} runs (stored in {path})"))
     if spec.baseline is not None:
         console.print(f"note: task.toml fixes the baseline at {spec.baseline}; scoring uses that.")
 
@@ -116,17 +120,17 @@ def check_task_cmd(
     from environments.task import TaskError
 
     try:
-        spec = prepare_task(resolve_task(task))
+        spec = prepare_task(resolve_task(task), sandbox=sandbox)
         result = check_task(spec, sandbox=sandbox, runs=runs)
     except (TaskError, RuntimeError) as err:
         fail(str(err), code=1)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
     else:
-        verdict = "[green]PASS[/]" if result.passed else "[red]FAIL[/]"
-        console.print(f"{verdict} {result.task}: reference {result.reference:.5g} vs baseline "
-                      f"{result.baseline:.5g} ({result.baseline_source}) → improvement "
-                      f"{result.improvement:+.1%}, threshold {result.threshold:.0%} "
-                      f"({result.seconds:.0f} s)")
+        verdict = ("PASS", "green") if result.passed else ("FAIL", "red")
+        console.print(safe_line(verdict, f" {result.task}: reference {result.reference:.5g} vs baseline "
+                                f"{result.baseline:.5g} ({result.baseline_source}) → improvement "
+                                f"{result.improvement:+.1%}, threshold {result.threshold:.0%} "
+                                f"({result.seconds:.0f} s)"))
     if not result.passed:
         raise typer.Exit(1)

@@ -4,8 +4,8 @@ The batch report shows a tree run as one row (``tree: MODEL``); this view lists 
 search made: parent, operator, status, validation metric, time, plan, and which one is best.
 The tree is :func:`agent.tree.view.tree_of` of the trace, the same rebuild the agent resumes
 from and the TUI's Tree tab draws, so the three never disagree. Plans are the model's words:
-they are cut to one printable line and escaped before rich sees them (never markup, never a
-terminal control sequence); ``--json`` keeps them whole.
+they are cut to one printable line and reach rich as plain text (never markup, never a
+terminal control sequence: ``tui.cli.common.print_table``); ``--json`` keeps them whole.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
-from rich.markup import escape
 
 from agent.tree.nodes import Node, NodeKind
 from agent.tree.prompts import last_line
@@ -130,7 +129,7 @@ def tree_columns(report: TreeReport) -> list[Col]:
 
 
 def tree_cells(row: TreeNodeRow, plan_width: int = PLAN_WIDTH) -> list[str]:
-    """A node's cells, plain text (escape them for rich: the plan is the model's)."""
+    """A node's cells, plain text (never markup for rich: the plan is the model's)."""
     return [str(row.node), "" if row.parent is None else str(row.parent), row.op, row.status,
             metric_text(row), f"{row.seconds:.1f}", "★" if row.best else "",
             one_line(row.plan or row.error, plan_width)]
@@ -168,7 +167,8 @@ def tree_markdown(report: TreeReport) -> str:
 
 
 def rich_cells(report: TreeReport, width: int | None) -> list[list[str]]:
-    """The rows for rich, escaped; ``width``: the terminal's, to keep each plan on one line
-    (None: ``--wide``, plans at :data:`PLAN_WIDTH`)."""
+    """The rows for the terminal's table (plain text: ``print_table`` never reads markup);
+    ``width``: the terminal's, to keep each plan on one line (None: ``--wide``, plans at
+    :data:`PLAN_WIDTH`)."""
     cut = PLAN_WIDTH if width is None else min(PLAN_WIDTH, plan_width(report, width))
-    return [[escape(c) for c in tree_cells(r, cut)] for r in report.nodes]
+    return [tree_cells(r, cut) for r in report.nodes]

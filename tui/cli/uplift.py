@@ -23,6 +23,7 @@ from tui.cli.common import (
     print_table,
 )
 from tui.cli.run import config_options
+from tui.terminal_text import safe_line, safe_text
 
 
 def register(app: typer.Typer) -> None:
@@ -101,22 +102,24 @@ def uplift_cmd(
         check_models(spec.batch_spec(True))
         root = folder or Path("runs") / time.strftime(f"uplift-{Path(task).name}-%Y%m%d-%H%M%S")
     if not as_json:
-        err_console.print(f"uplift folder: {root}\nto resume: [bold]labcoat uplift --resume {root}[/]")
+        err_console.print(safe_line(f"uplift folder: {root}\nto resume: ",
+                                    (f"labcoat uplift --resume {root}", "bold")))
     last = [""]
 
     def on_progress(arm: str, p) -> None:
         text = f"{arm}: done {p.done} · running {p.running} · failed {p.failed} · pending {p.pending}"
         if not as_json and text != last[0]:
-            err_console.print(f"[{p.done + p.failed}/{p.total}] {text}", highlight=False)
+            err_console.print(safe_text(f"[{p.done + p.failed}/{p.total}] {text}"), highlight=False)
             last[0] = text
 
     try:
         run_uplift(root, spec, jobs=jobs, executor=executor, ray_address=ray_address,
                    retry_failed=retry_failed, on_progress=on_progress,
-                   on_measure=lambda t: as_json or err_console.print(f"{t}: measuring its baseline first"))
+                   on_measure=lambda t: as_json or err_console.print(
+                       safe_text(f"{t}: measuring its baseline first")))
         report = uplift_report(root)
     except KeyboardInterrupt:
-        err_console.print(f"interrupted; resume with: labcoat uplift --resume {root}")
+        err_console.print(safe_text(f"interrupted; resume with: labcoat uplift --resume {root}"))
         raise typer.Exit(130) from None
     except (ValueError, FileNotFoundError, RuntimeError) as err:
         fail(str(err))
@@ -127,8 +130,8 @@ def uplift_cmd(
                     [_cells(r) for r in report.rows], wide=wide)
         for p in report.pairs:
             if p.missing:
-                err_console.print(f"[yellow]incomplete[/] {p.model} seed {p.seed}: {p.missing}",
-                                  highlight=False)
+                err_console.print(safe_line(("incomplete", "yellow"),
+                                            f" {p.model} seed {p.seed}: {p.missing}"), highlight=False)
         console.print("uplift = with − without per seed; failed submissions count as 0 (the baseline).")
     if plot is not None:
-        err_console.print(f"wrote {write_plot(report, plot)}")
+        err_console.print(safe_text(f"wrote {write_plot(report, plot)}"))

@@ -3,6 +3,8 @@ live for human and agent runs."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -30,6 +32,7 @@ from tui.messages import (
     StepRecorded,
 )
 from tui.session import AgentSession, Decision, HumanSession
+from tui.terminal_text import visible
 from tui.widgets.action_form import ActionForm
 from tui.widgets.editor import EDIT_FILE, FileEditor
 from tui.widgets.footer import KeysFooter
@@ -254,8 +257,6 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
 
     @work(thread=True, exclusive=True, group="fork")
     def fork_here(self, step: int) -> None:
-        from tui.screens.runs import open_fork_by_hand
-
         open_fork_by_hand(self, self.run.path, step)
 
     def on_resize(self) -> None:
@@ -309,7 +310,7 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
         self._refresh_status()
         self._show_summary()
         meta = message.run.meta
-        self.notify(f"run {meta.status}: {meta.status_reason}", markup=False,
+        self.notify(visible(f"run {meta.status}: {meta.status_reason}"), markup=False,
                     severity="error" if meta.status == "error" else "information")
         if self.agent is not None:
             self._hide_confirm()
@@ -371,7 +372,7 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
 
     def on_action_failed(self, message: ActionFailed) -> None:
         self.query_one("#form-holder").loading = False
-        self.notify(message.error, severity="error", markup=False)
+        self.notify(visible(message.error), severity="error", markup=False)
 
     # --- agent mode ------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="agent")
@@ -472,3 +473,20 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
                 self.app.score_run(self.run.path)
 
 
+def open_fork_by_hand(screen, run_path: Path, step: int) -> None:
+    """In a worker of ``screen``: fork ``run_path`` at ``step`` as a person's run and push its
+    live run view; a refusal (step out of range, snapshots missing) is a notice, never a crash."""
+    from agent.config import ActorConfig
+    from agent.fork import fork_run
+    from tui.session import HumanActor, HumanSession
+
+    try:
+        parent = RunDir.open(run_path)
+        fork, task = fork_run(parent, step, HumanActor(), config=ActorConfig(
+            kind="human", seed=parent.meta.seed))
+        session = HumanSession(fork, task)
+    except Exception as err:  # noqa: BLE001 - shown to the person, the app stays up
+        screen.app.call_from_thread(screen.notify, visible(f"cannot fork {Path(run_path).name} at step "
+                                                           f"{step}: {err}"), severity="error", markup=False)
+        return
+    screen.app.call_from_thread(screen.app.push_screen, RunScreen(fork, human=session))

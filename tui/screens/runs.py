@@ -14,6 +14,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Header, Input, Label
 
 from environments.runs import RunDir
+from tui.terminal_text import safe_text, visible
 
 RESUMABLE = ("interrupted", "error")
 
@@ -50,7 +51,7 @@ def family_order(runs: list[RunDir]) -> list[tuple[RunDir, int]]:
 def fork_step(run: RunDir) -> int:
     """Where "fork by hand" starts by default: the last step, or the one before a Final Answer."""
     steps = run.steps(trim=False)
-    if steps and steps[-1].action == "Final Answer" and not steps[-1].error:
+    if steps and steps[-1].is_final_answer:
         return len(steps) - 1
     return len(steps)
 
@@ -111,7 +112,7 @@ compares the continuations.
             name = ("  " * (depth - 1) + "└ " if depth else "") + m.run_id
             steps = str(m.totals.steps) + (f" (from {m.fork.step})" if m.fork else "")
             cells = (name, m.status, m.task, m.model or m.agent, steps, score_cell(run))
-            table.add_row(*(Text(cell) for cell in cells))  # a str cell is markup to DataTable
+            table.add_row(*(safe_text(cell) for cell in cells))  # a str cell is markup to DataTable
 
     @property
     def selected(self) -> RunDir | None:
@@ -160,6 +161,8 @@ compares the continuations.
     def fork_by_hand(self, run_path: Path, step: int) -> None:
         """Fork ``run_path`` at ``step`` into a person's run and open it live (a worker: the
         fork copies snapshots, and opening the session starts its sandbox)."""
+        from tui.screens.run import open_fork_by_hand
+
         open_fork_by_hand(self, run_path, step)
 
     def on_screen_resume(self) -> None:
@@ -173,26 +176,6 @@ compares the continuations.
         row = table.cursor_row
         self.action_reload()
         table.move_cursor(row=row)
-
-
-def open_fork_by_hand(screen, run_path: Path, step: int) -> None:
-    """In a worker of ``screen``: fork ``run_path`` at ``step`` as a person's run and push its
-    live run view; a refusal (step out of range, snapshots missing) is a notice, never a crash."""
-    from agent.config import ActorConfig
-    from agent.fork import fork_run
-    from tui.screens.run import RunScreen
-    from tui.session import HumanActor, HumanSession
-
-    try:
-        parent = RunDir.open(run_path)
-        fork, task = fork_run(parent, step, HumanActor(), config=ActorConfig(
-            kind="human", seed=parent.meta.seed))
-        session = HumanSession(fork, task)
-    except Exception as err:  # noqa: BLE001 - shown to the person, the app stays up
-        screen.app.call_from_thread(screen.notify, f"cannot fork {Path(run_path).name} at step "
-                                    f"{step}: {err}", severity="error", markup=False)
-        return
-    screen.app.call_from_thread(screen.app.push_screen, RunScreen(fork, human=session))
 
 
 class ForkDialog(ModalScreen[int | None]):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -15,6 +14,7 @@ from textual.widgets import Button, DataTable, Footer, Header, Markdown
 from environments.scoring import known_baseline
 from environments.suite import scan_tasks
 from environments.task import TaskSpec
+from tui.terminal_text import safe_text
 
 
 class TasksScreen(Screen):
@@ -59,7 +59,7 @@ folder and scored when it ends.
             arrow = "↑" if t.higher_is_better else "↓"
             cells = (t.name, t.kind, f"{t.metric} {arrow}",
                      "measure" if base is None else f"{base:.4g}", ", ".join(t.tools) or "—")
-            table.add_row(*(Text(c) for c in cells), key=t.name)  # a str cell is markup
+            table.add_row(*(safe_text(c) for c in cells), key=t.name)  # a str cell is markup
         if self.tasks:
             self.show_task(self.tasks[0])
 

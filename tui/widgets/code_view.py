@@ -18,6 +18,8 @@ from textual.highlight import HighlightTheme, highlight
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from tui.terminal_text import visible
+
 
 class CodeTheme(HighlightTheme):
     """Textual's highlight theme, plus the added and removed lines of a diff."""
@@ -54,7 +56,7 @@ class CodeView(ScrollView, can_focus=True):
 
     def show_text(self, text: str) -> None:
         """A message: no line numbers, no highlighting."""
-        self._set_lines(Content(text).split("\n", allow_blank=True), numbered=False)
+        self._set_lines(Content(visible(text)).split("\n", allow_blank=True), numbered=False)
 
     def show_code(self, code: str, language: str, *, numbered: bool = True,
                   keep_scroll: bool = False) -> None:
@@ -62,7 +64,8 @@ class CodeView(ScrollView, can_focus=True):
 
         ``keep_scroll``: another version of the same file, so the reader keeps their place.
         """
-        lines = highlight(code, language=language, theme=CodeTheme).split("\n", allow_blank=True)
+        # a file's control characters are shown as escapes (Textual writes them raw)
+        lines = highlight(visible(code), language=language, theme=CodeTheme).split("\n", allow_blank=True)
         self._set_lines(lines, numbered=numbered, keep_scroll=keep_scroll)
 
     def _set_lines(self, lines: list[Content], *, numbered: bool, keep_scroll: bool = False) -> None:

@@ -16,7 +16,8 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Button, Input, Static, TextArea
 
-from tui.widgets.workspace import _text
+from environments.untrusted import UNSAFE
+from tui.widgets.proposal import current_text
 
 #: the palette entry that opens the editor (not an action of the environment)
 EDIT_FILE = "Edit a file (editor)"
@@ -60,23 +61,21 @@ class FileEditor(Vertical):
         return self.query_one("#editor-file", Input).value.strip()
 
     def open(self, rel: str) -> None:
-        """Load ``rel`` (a new file starts empty) and move the cursor into the text."""
-        path = self.workspace / rel
+        """Load ``rel`` (a new file starts empty) and move the cursor into the text.
+
+        The file is read as the confirm view reads it (``current_text``: through the workspace's
+        descriptor layer, never through a link, at most ``VIEW_BYTES``). What cannot be edited
+        whole and safely is not loaded: a refused path, a binary or cut file, or text holding
+        control characters (the editor would write them to the terminal as they are)."""
         note = self.query_one("#editor-note", Static)
-        text = ""
-        try:
-            if path.is_file():
-                loaded = _text(path.read_bytes())
-                if loaded is None:
-                    note.update(Content(f"{rel} is a binary file"))
-                    return
-                text = loaded
-                note.update(Content(f"{rel}: {len(text.splitlines())} lines · ctrl+s saves"))
-            else:
-                note.update(Content(f"{rel} is a new file · ctrl+s saves"))
-        except OSError as err:
-            note.update(Content(f"cannot open {rel}: {err}"))
+        text, why = current_text(self.workspace, rel)
+        if not why and UNSAFE.search(text.replace("\r", "")):
+            why = f"{rel} holds control characters: read it in the Workspace tab (shown escaped)"
+        if why:
+            note.update(Content(f"{why} · not opened for editing"))
             return
+        note.update(Content(f"{rel}: {len(text.splitlines())} lines · ctrl+s saves" if text
+                            else f"{rel} is new or empty · ctrl+s saves"))
         editor = self.query_one("#editor-text", TextArea)
         editor.language = LANGUAGES.get(Path(rel).suffix) if Path(rel).suffix in LANGUAGES else None
         editor.load_text(text)

@@ -6,6 +6,12 @@ highlighted by a lexer, never parsed as markup). A Write File or Append File pro
 shown as the diff it would make to the file as it is now, which is what the person needs to
 judge; anything else as its arguments (``args_text``). The body scrolls; the buttons that
 answer it sit above it and stay on screen.
+
+The file as it is now is read as the host (often root) from a workspace a sandboxed process
+may have left links in, so it is read through :class:`environments.safefs.WorkspaceFS`: a
+symlink (the file, or a folder on the way), a FIFO or a device is named, never followed or
+opened, and the action's refusal of it is what the view says; at most ``VIEW_BYTES`` of a
+file are read, and a bigger one's size is said.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from textual.content import Content
 from textual.widgets import Button, Static
 
 from agent.actor import Proposal
+from environments.safefs import WorkspaceError, WorkspaceFS, refuse_kind, split
+from tui.terminal_text import visible
 from tui.widgets.code_view import CodeView
 from tui.widgets.step_detail import args_text
 from tui.widgets.workspace import _text, file_diff
@@ -29,6 +37,43 @@ FILE_EFFECTS = {
 }
 
 
+#: the most of the current file the view reads (the diff of a bigger one compares its start)
+VIEW_BYTES = 256 << 10
+
+
+def current_text(workspace: Path, rel: str) -> tuple[str, str]:
+    """(the text of workspace file ``rel`` as it is now, a note for the person: "" when the
+    file is an ordinary one read whole, or is new). Never follows a link, opens a FIFO, or
+    reads more than ``VIEW_BYTES``; what stands in the way is named with the refusal the
+    action itself gives."""
+    fs = WorkspaceFS(workspace)
+    try:
+        parts = split(rel)
+        for depth in range(1, len(parts)):  # a folder on the way that is a link, a file ...
+            on_way = "/".join(parts[:depth])
+            kind = fs.kind(on_way)
+            if kind is None:
+                return "", ""  # the folders are made, the file is new
+            if kind != "dir":
+                raise refuse_kind(on_way, kind, "a folder")
+        kind = fs.kind(rel)
+        if kind is None:
+            return "", ""
+        if kind != "file":
+            raise refuse_kind(rel, kind, "a file; give a file name")
+        data, size = fs.read(rel, VIEW_BYTES)
+    except WorkspaceError as err:
+        return "", (f"As the workspace is now, this action is refused: {err}. "
+                    "Nothing it points to is read here.")
+    text = _text(data)
+    if text is None:
+        return "", f"{rel} is a binary file ({size:,} bytes): the diff below starts from nothing."
+    if size > len(data):
+        return text, (f"{rel} is {size:,} bytes: the diff below compares only its first "
+                      f"{len(data):,} bytes.")
+    return text, ""
+
+
 def proposal_body(proposal: Proposal, workspace: Path) -> tuple[str, str]:
     """(text, language) to show for ``proposal``: a diff for a file write, else its arguments."""
     args = proposal.args
@@ -36,12 +81,10 @@ def proposal_body(proposal: Proposal, workspace: Path) -> tuple[str, str]:
     if effect is not None and isinstance(args, dict) and isinstance(args.get("file_name"), str) \
             and isinstance(args.get("content"), str):
         rel = args["file_name"]
-        path = workspace / rel
-        try:
-            current = (_text(path.read_bytes()) or "") if path.is_file() else ""
-        except OSError:
-            current = ""
+        current, note = current_text(workspace, rel)
         diff = file_diff(rel, current, effect(current, args))
+        if note:
+            return f"{note}\n\n{diff or f'{rel}: no change'}", "text"
         return (diff, "diff") if diff else (f"{rel}: no change", "text")
     return args_text(args), "text"
 
@@ -49,7 +92,7 @@ def proposal_body(proposal: Proposal, workspace: Path) -> tuple[str, str]:
 def proposal_title(proposal: Proposal) -> Content:
     name = proposal.args.get("file_name") if isinstance(proposal.args, dict) else None
     target = f" {name}" if isinstance(name, str) else ""
-    return Content.assemble(("Proposed: ", "bold"), f"{proposal.action}{target}")
+    return Content.assemble(("Proposed: ", "bold"), visible(f"{proposal.action}{target}"))
 
 
 class ProposalPanel(Vertical):

@@ -11,6 +11,7 @@ from textual.widgets import Static
 from environments.runs import RunDir
 from environments.scoring import Score
 from tui.scoring import curve, score_line
+from tui.terminal_text import visible
 from tui.widgets.plot import ascii_plot
 
 NO_CURVE = "No per-step scores yet: press C on the Runs screen (or `labcoat score --all-steps`)."
@@ -21,9 +22,9 @@ def summary_text(run: RunDir) -> Content:
     meta = run.meta
     parts: list[Content | str] = [Content.styled(meta.status, "bold")]
     if meta.status_reason:
-        parts.append(f": {meta.status_reason}")
-    if meta.final_answer:
-        parts.append(f"\nfinal answer: {meta.final_answer}")
+        parts.append(visible(f": {meta.status_reason}"))
+    if meta.final_answer:  # the model's words: escapes shown, not obeyed
+        parts.append(visible(f"\nfinal answer: {meta.final_answer}"))
     final = run.path / "score.json"
     if final.exists():
         try:
@@ -35,7 +36,7 @@ def summary_text(run: RunDir) -> Content:
     points = curve(run.path)
     parts.append("\n\n")
     parts.append(Content.styled("improvement over steps\n", "bold") if points else "")
-    parts.append(ascii_plot({run.meta.model or run.meta.agent: points}, width=48, height=8)
+    parts.append(ascii_plot({visible(run.meta.model or run.meta.agent): points}, width=48, height=8)
                  if points else NO_CURVE)
     return Content.assemble(*parts)
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from environments.runs import RunMeta
+from environments.runs import Budgets, RunMeta
 from tui.cli.display import clock, count, isolation_mark
+from tui.terminal_text import visible
 
 
 def status_text(meta: RunMeta, paused: bool = False) -> Content:
@@ -15,20 +16,20 @@ def status_text(meta: RunMeta, paused: bool = False) -> Content:
     the state, an unisolated run's warning, then the model, steps, tokens, cost, time left
     (the run's wall clock less its pauses, as the ``max_time`` budget counts it)."""
     t = meta.totals
-    limits = meta.limits or {}
-    max_steps = limits.get("max_steps") or "∞"
+    limits = Budgets.model_validate(meta.limits or {})  # a meta copied with plain limits too
+    max_steps = limits.max_steps or "∞"
     state = "paused" if paused and meta.status == "running" else meta.status
-    parts: list[Content | str] = [Content.styled(meta.task, "bold"), Content.styled(state, "bold")]
+    parts: list[Content | str] = [Content.styled(visible(meta.task), "bold"), Content.styled(state, "bold")]
     if mark := isolation_mark(meta.sandbox):
         parts.append(Content.styled(mark, "bold red"))
     cached = f" (cached {count(t.tokens_cached)})" if t.tokens_cached else ""
     parts += [meta.model or meta.agent or meta.actor, f"step {t.steps}/{max_steps}",
               f"tokens {count(t.tokens_in)}/{count(t.tokens_out)}{cached}", f"${t.cost:.4f}"]
-    if limits.get("max_time"):
-        parts.append(f"{clock(limits['max_time'] - t.seconds)} left")
+    if (left := limits.left(t).max_time) is not None:
+        parts.append(f"{clock(left)} left")
     if t.retries:
         parts.append(f"retries {t.retries}")
-    return Content(" · ").join(parts)
+    return Content(" · ").join(Content(visible(p)) if isinstance(p, str) else p for p in parts)
 
 
 class StatusLine(Static):

@@ -16,6 +16,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from environments.runs import Step
+from tui.terminal_text import visible
 
 REASONING = ["Reflection", "Research Plan and Status", "Fact Check", "Thought"]
 SECTIONS = [*REASONING, "Action", "Observation", "Rejected"]
@@ -75,10 +76,10 @@ def sections_content(texts: dict[str, tuple[str, str] | None], folded: set[str])
         title, body = content
         marker = "▶" if name in folded else "▼"
         # styled as a link (link-* rules in labcoat.tcss), which is what a clickable span is
-        header = Content(f"{marker} {title}").stylize(f"@click=toggle_section({number})")
+        header = Content(visible(f"{marker} {title}")).stylize(f"@click=toggle_section({number})")
         parts.extend([header, "\n"])
         if name not in folded:
-            parts.extend([Content(body.rstrip("\n")), "\n"])
+            parts.extend([Content(visible(body.rstrip("\n"))), "\n"])  # ESC shown, not obeyed
         parts.append("\n")
     return Content.assemble(*parts).rstrip() if parts else Content(EMPTY)
 

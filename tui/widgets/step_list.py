@@ -22,6 +22,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from tui.terminal_text import visible
+
 
 class StepRow(NamedTuple):
     """What the list shows of one step."""
@@ -33,7 +35,8 @@ class StepRow(NamedTuple):
 
 def row_text(row: StepRow) -> str:
     """The row's text in fixed columns: number, action (cut with an ellipsis), ✓ or ✗."""
-    action = row.action if len(row.action) <= 16 else row.action[:15] + "…"
+    action = visible(row.action)
+    action = action if len(action) <= 16 else action[:15] + "…"
     return f" {row.index:<4}  {action:<16}  {'✗' if row.error else '✓'}"
 
 

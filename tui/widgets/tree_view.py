@@ -24,6 +24,7 @@ from agent.tree.prompts import last_line
 from agent.tree.view import RunTree, tree_of
 from environments.runs import RunDir, Step
 from environments.snapshots import SnapshotError
+from tui.terminal_text import visible
 from tui.widgets.code_view import CodeView
 from tui.widgets.workspace import file_diff
 
@@ -36,11 +37,11 @@ def node_label(node: Node, metric: str, best: int | None) -> Text:
     if node.parent is not None:
         label.append(f" of #{node.parent}")
     if node.status == "good" and node.metric is not None:
-        label.append(f" · {metric} {node.metric:.4g}", style="green")
+        label.append(visible(f" · {metric} {node.metric:.4g}"), style="green")
         if node.metric_source == "output":
             label.append(" (printed)", style="dim")
     elif node.status == "buggy":
-        label.append(f" · failed: {last_line(node.error)[:60]}", style="red")
+        label.append(visible(f" · failed: {last_line(node.error)[:60]}"), style="red")
     else:
         label.append(" · not run", style="dim")
     if node.id == best:

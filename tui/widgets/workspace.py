@@ -5,13 +5,13 @@ from __future__ import annotations
 import difflib
 from pathlib import PurePosixPath
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Tree
 
 from environments.runs import RunDir
 from environments.snapshots import SnapshotError
+from tui.terminal_text import safe_text
 from tui.widgets.code_view import CodeView
 
 MAX_VIEW = 200_000
@@ -84,8 +84,9 @@ class WorkspaceView(Horizontal):
             for depth in range(1, len(parts)):
                 key = "/".join(parts[:depth])
                 if key not in nodes:
-                    nodes[key] = nodes["/".join(parts[: depth - 1])].add(Text(parts[depth - 1] + "/"), expand=True)
-            nodes["/".join(parts[:-1])].add_leaf(Text(parts[-1]), data=rel)
+                    nodes[key] = nodes["/".join(parts[: depth - 1])].add(safe_text(parts[depth - 1] + "/"),
+                                                                          expand=True)
+            nodes["/".join(parts[:-1])].add_leaf(safe_text(parts[-1]), data=rel)
         tree.root.expand()
 
     def on_tree_node_selected(self, event: Tree.NodeSelected) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.models.base import clean_value
+from environments.channel import json_depth
 
 FIELDS = ["Reflection", "Research Plan and Status", "Fact Check", "Thought", "Action Input", "Action"]
 _HEADER = re.compile(
@@ -144,12 +145,19 @@ def _pythonize(text: str) -> str:
     return "".join(out)
 
 
+MAX_DEPTH = 100
+"""How deep an Action Input may nest: no action's arguments come near it, and the parsers
+recurse per level (a model's reply is untrusted input too)."""
+
+
 def _decode(candidate: str) -> Any:
+    if json_depth(candidate) > MAX_DEPTH:
+        raise FormatError(f"Action Input nests deeper than {MAX_DEPTH} levels; send a flat JSON object.")
     attempts = [candidate, re.sub(r",(\s*[}\]])", r"\1", candidate)]
     for a in attempts:
         try:
             return json.loads(a, strict=False)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             pass
     for a in (candidate, _pythonize(candidate)):
         try:
@@ -163,6 +171,8 @@ def _decode(candidate: str) -> Any:
         pass
     try:
         json.loads(candidate, strict=False)
+    except RecursionError:
+        pass
     except json.JSONDecodeError as err:
         raise FormatError(f"Action Input is not valid JSON ({err.msg} at line {err.lineno} "
                           f"column {err.colno}).") from err

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.parsing import FormatError, parse_action_input, parse_response
+from agent.models.react_format import FormatError, parse_action_input, parse_response
 
 FULL = """Reflection: The file list shows train.py.
 Research Plan and Status:

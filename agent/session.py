@@ -1,0 +1,145 @@
+"""One owner of a run's lifecycle: begin it (start, resume, fork), drive it, score it.
+
+Every front end that runs an actor begins the run here: ``labcoat run`` (``tui/cli/run.py``),
+the TUI (``LabcoatApp.start_agent`` and ``resume_run``, in their worker threads) and a batch's
+unit of work (:func:`agent.batch.run_combo`). Each calls one of :func:`start`, :func:`resume`
+or :func:`fork` with the typed configuration (:class:`~agent.config.ActorConfig`,
+:class:`~environments.runs.Budgets`), gets a :class:`Session` (the run directory, its task,
+the actor; nothing has acted yet), drives it with its own :class:`~agent.runner.RunHooks`
+(the live view) and scores it with :func:`score`, the one function that scores a run folder.
+
+Beginning is split from driving because the TUI shows the run (its screen needs the run
+directory) before its worker drives it; the CLI prints the run's name in between.
+
+What one kind of actor needs done with the run's files is that actor's own hook, not a test
+of its kind here or in a front end: an actor may define ``on_created(run)``, called once its
+run directory exists and before anything acts (the replay actor keeps its actions file there,
+:meth:`agent.replay.ReplayActor.on_created`); resuming or continuing a replay reads its kept
+file (:func:`agent.replay.with_kept_actions`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agent.actor import Actor
+from agent.config import ActorConfig
+from agent.replay import with_kept_actions
+from agent.runner import RunHooks, create_run, drive, task_of
+from environments.runs import Budgets, RunDir, RunMeta
+from environments.task import TaskSpec
+
+if TYPE_CHECKING:
+    from environments.scoring import Score
+
+__all__ = ["Session", "fork", "resume", "score", "start"]
+
+
+@dataclass
+class Session:
+    """A run begun, nothing acted yet: its directory, its task as the actor sees it (a batch
+    may withhold method tools), and the actor that acts."""
+
+    run: RunDir
+    task: TaskSpec
+    actor: Actor
+
+    def drive(self, hooks: RunHooks | None = None) -> RunMeta:
+        """Drive the run to its end (a Final Answer, a budget, a stop, an error); blocking, so
+        the TUI calls it from a worker thread."""
+        return drive(self.run, self.task, self.actor, hooks=hooks)
+
+
+def start(task: str | Path, config: ActorConfig, budgets: Budgets | None = None,
+          runs_dir: Path = Path("runs"), *, sandbox: str = "auto", batch: str | None = None) -> Session:
+    """A new run of ``task`` (a suite name or a task folder) under ``runs_dir``.
+
+    The actor is built before anything is written, so a bad choice (an unknown agent, a model
+    without its key) leaves no run directory behind.
+    """
+    config = _chosen(config)
+    actor = _actor(config)
+    run, spec = create_run(task, actor, Path(runs_dir), config=config, sandbox=sandbox,
+                           budgets=budgets, batch=batch)
+    _created(actor, run)
+    return Session(run, spec, actor)
+
+
+def resume(run: RunDir | Path, config: ActorConfig | None = None,
+           budgets: Budgets | None = None) -> Session:
+    """The stopped run ``run`` continued in place (``drive`` goes on from its trace).
+
+    ``config``/``budgets`` (default: what the run stored) replace what ``run.json`` holds, so
+    ``labcoat run --resume DIR --max-steps N`` raises a budget and the run records it.
+    """
+    run = run if isinstance(run, RunDir) else RunDir.open(run)
+    task = task_of(run)
+    config = _chosen(with_kept_actions(run.path, config or ActorConfig.from_meta(run.meta)))
+    actor = _actor(config)
+    run.meta.config, run.meta.limits = config, budgets or run.meta.limits
+    run.save_meta()
+    return Session(run, task, actor)
+
+
+def fork(parent: RunDir | Path, at: int, config: ActorConfig, budgets: Budgets | None = None,
+         runs_dir: Path | None = None, *, sandbox: str | None = None) -> Session:
+    """A new run continuing ``parent`` from its step ``at`` (:func:`agent.fork.fork_run`:
+    beside the parent, on its backend and budgets, unless given). ``config`` is typically
+    :func:`agent.fork.fork_config`'s: the parent's with the options given laid over it."""
+    from agent.fork import fork_run
+
+    config = _chosen(config)
+    actor = _actor(config)
+    run, task = fork_run(parent, at, actor, runs_dir, config=config, budgets=budgets, sandbox=sandbox)
+    _created(actor, run)
+    return Session(run, task, actor)
+
+
+def score(run: RunDir | Path, *, step: int | None = None, every_step: bool = False,
+          points: int | None = None, sandbox: str | None = None, baseline_runs: int = 3,
+          on_measure: Callable[[str], None] | None = None, progress: Callable | None = None,
+          ) -> list[Score]:
+    """Score a run folder: the last step (``score.json``), step ``step``, or with
+    ``every_step`` every step (``points``: that many evenly spaced, the last included) for its
+    curve (``scores.json``). A list of the scores made, in step order; the last is the one
+    asked for (the run's score, unless ``step`` names another).
+
+    The task's baseline is measured first (``baseline_runs`` times, ``on_measure(task)`` said
+    before) when none is known on this backend, or no run of it could have an improvement.
+    ``sandbox`` defaults to the backend the run ran on.
+    """
+    from environments.scoring import ensure_baseline, score_run, score_steps
+
+    run = run if isinstance(run, RunDir) else RunDir.open(run)
+    task = task_of(run)
+    backend = sandbox or run.meta.sandbox
+    ensure_baseline(task, runs=baseline_runs, sandbox=backend, on_measure=on_measure)
+    if every_step:
+        return score_steps(run, task, points=points, sandbox=backend, progress=progress)
+    return [score_run(run, task, step=step, sandbox=backend)]
+
+
+def _chosen(config: ActorConfig) -> ActorConfig:
+    """``config`` as ``run.json`` stores it: its kind and model chosen (the factory's
+    defaults) and a file it names made absolute (a resume may start from elsewhere)."""
+    from agent.factory import resolve
+
+    if config.actions is not None:
+        config = config.model_copy(update={"actions": str(Path(config.actions).resolve())})
+    return resolve(config)
+
+
+def _actor(config: ActorConfig) -> Actor:
+    from agent.factory import make_actor
+
+    return make_actor(config)
+
+
+def _created(actor: Actor, run: RunDir) -> None:
+    """The actor's own hook once its run directory exists (the replay actor keeps its file)."""
+    hook = getattr(actor, "on_created", None)
+    if callable(hook):
+        hook(run)
