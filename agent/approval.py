@@ -2,6 +2,10 @@
 
 Confirm mode is one such policy (``PersonReview``: a person answers from another thread);
 a rule, a second model or a test's script can be another, and the wrapped actor cannot tell.
+What a person's review asks about is its :class:`ReviewSettings` (mode ``confirm`` or
+``yolo``, as mini-swe-agent's, the actions that never ask, whether the Final Answer asks):
+changed at any time from the person's thread, and kept in the run folder
+(``approval.json``) so that a resumed run asks as it did.
 What the policy said is kept in the trace: an edited step records the arguments first
 proposed, and the rejections before a step are listed in that step's ``meta["rejected"]``.
 """
@@ -10,9 +14,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, ValidationError
 
 from agent.actor import Actor, Proposal, StoppedWhileWaiting
 from environments.actions import ActionSpec
@@ -20,10 +25,45 @@ from environments.environment import Environment
 from environments.observation import Observation
 from environments.runs import Step
 
-__all__ = ["REJECTED", "ApprovalPolicy", "ApprovingActor", "Decision", "PersonReview"]
+__all__ = ["FINAL_ANSWER", "MODES", "REJECTED", "SETTINGS_FILE", "ApprovalPolicy", "ApprovingActor",
+           "Decision", "PersonReview", "ReviewSettings"]
 
 #: what the wrapped actor is told of a rejection (then the reason, if any)
 REJECTED = "The human reviewer rejected this action; it was not run."
+#: the action that ends a run: it asks even when its kind of action is allowed
+FINAL_ANSWER = "Final Answer"
+#: the review's modes: ``confirm`` asks before each action, ``yolo`` runs them unasked
+MODES = ("confirm", "yolo")
+#: where a run keeps its review settings (read back by a resume)
+SETTINGS_FILE = "approval.json"
+
+
+class ReviewSettings(BaseModel):
+    """What a person's review asks about. ``allowed``: actions that never ask in confirm mode
+    (the Final Answer is not one of them while ``ask_final``); ``ask_final``: the Final Answer
+    waits for the person in either mode, as the last chance to keep the run going."""
+
+    mode: Literal["confirm", "yolo"] = "confirm"
+    allowed: list[str] = Field(default_factory=list)
+    ask_final: bool = True
+
+    def asks(self, action: str) -> bool:
+        if action == FINAL_ANSWER and self.ask_final:
+            return True
+        return self.mode == "confirm" and action not in self.allowed
+
+    def save(self, run_path: Path) -> None:
+        (Path(run_path) / SETTINGS_FILE).write_text(self.model_dump_json(indent=2))
+
+    @classmethod
+    def load(cls, run_path: Path) -> ReviewSettings | None:
+        """The settings a run kept; None for a run that never had a person reviewing (or an
+        unreadable file: the run then resumes unreviewed, as it was started)."""
+        path = Path(run_path) / SETTINGS_FILE
+        try:
+            return cls.model_validate_json(path.read_text())
+        except (OSError, ValidationError):
+            return None
 
 
 class Decision(BaseModel):
@@ -69,6 +109,13 @@ class ApprovingActor:
     def extra_actions(self) -> Sequence[ActionSpec]:
         return self.inner.extra_actions()
 
+    def __getattr__(self, name: str) -> Any:
+        """The wrapped actor's optional hooks (``closing``, ``config_kind``, ...) stay its own."""
+        inner = self.__dict__.get("inner")
+        if inner is None:
+            raise AttributeError(name)
+        return getattr(inner, name)
+
     def start(self, env: Environment, history: Sequence[Step]) -> None:
         self.env = env  # a reviewer builds its edit form from this run's own actions
         self.inner.start(env, history)
@@ -92,8 +139,11 @@ class ApprovingActor:
 
 
 def _approved(proposal: Proposal, decision: Decision, rejected: list[dict[str, Any]]) -> Proposal:
-    """The proposal to run: edited arguments replace the proposed ones, which stay in ``meta``."""
+    """The proposal to run: edited arguments replace the proposed ones, which stay in ``meta``
+    (arguments "edited" to what was proposed are no edit: nothing is marked)."""
     meta = dict(proposal.meta)
+    if decision.args is not None and decision.args == proposal.args:
+        decision = Decision.approve()
     if decision.args is not None:
         meta.update(edited_by_human=True, proposed_args=proposal.args)
     if rejected:
@@ -113,11 +163,14 @@ class PersonReview:
     """Confirm mode's policy: each proposal waits until a person ``decide``s, from any thread.
 
     ``notify`` tells the person's side a proposal is up (a UI posts it to its own thread);
-    ``stop`` answers a waiting proposal, and every later one, with None.
+    ``stop`` answers a waiting proposal, and every later one, with None. A proposal that
+    ``settings`` do not ask about (yolo mode, an allowed action) is approved at once.
     """
 
-    def __init__(self, notify: Callable[[Proposal], None] = lambda p: None) -> None:
+    def __init__(self, notify: Callable[[Proposal], None] = lambda p: None,
+                 settings: ReviewSettings | None = None) -> None:
         self.notify = notify
+        self.settings = settings or ReviewSettings()
         self.stopped = False
         self._pending: _Pending | None = None
 
@@ -127,6 +180,8 @@ class PersonReview:
         return pending.proposal if pending else None
 
     def review(self, proposal: Proposal) -> Decision | None:
+        if not self.stopped and not self.settings.asks(proposal.action):
+            return Decision.approve()
         pending = self._pending = _Pending(proposal)
         if self.stopped:  # stopped before the proposal was up: ``stop`` saw nothing pending
             self._pending = None

@@ -1,15 +1,35 @@
 """``baseline/hparam``: the no-LLM baseline agent, a small hyperparameter search.
 
-It finds the task script's tunable numbers (``[[hparams]]`` in ``task.toml``, else plain
-module-level constants such as ``LR = 0.01``), runs the script once as is, then tries each
-number's candidate values through Write File and Execute Script: a line search per number
-(walk up from the current value while the metric the script prints improves, else down), taken
-round robin so every number gets a trial early, within the run's budget and its own deadline (``max_seconds``, default 270). The run's seed orders
-that round robin (seed 0: the numbers in the order found; another seed: a shuffle of them), so
-runs with different seeds try different settings first, as a search's seed should make them.
-It leaves the best version
-in the workspace, re-running it when needed so its outputs match, and gives its Final Answer.
-Every edit and run is an ordinary recorded step, so its runs score like any other.
+It makes a real attempt on every task, in three parts, each an ordinary recorded step:
+
+1. **Submit the starting version.** It runs the task's starting script (``solve`` in
+   ``task.toml``, else the first ``python X.py`` the research problem names, else a usual dev
+   script such as ``run_dev.py``) and checks that the files the task says the script writes
+   (``submission.csv``, ``distilled.npz``: names that the research problem and the script both
+   mention and the workspace lacks before the run) now exist, so a run is never left without
+   its submission. A task without ``solve`` scores the workspace's code itself, so that is
+   already submitted.
+2. **Measure.** A version's number is the task's metric as the script prints it (else the
+   ``mean …`` line of a dev script the research problem names, whose direction its words
+   give: accuracy is higher-better, error, regret, evals lower-better), else the task's
+   Validate Submission action where the task offers validation feedback
+   (``[feedback] kind = "validation"``).
+3. **Search.** It finds the tunable numbers (``[[hparams]]`` in ``task.toml``, else plain
+   module-level constants such as ``LR = 0.01`` and settings passed by keyword or kept in a dict
+   such as ``n_estimators=50``, ``CONFIG = {"lr": 1e-3}`` in the scripts it may edit; none on a timed
+   task, whose numbers define the computation being timed) and tries each number's candidate
+   values through Write File and the runs of part 2: a line search per number (walk up from
+   the current value while the number improves, else down), taken round robin so every number
+   gets a trial early, within the run's budget and its own deadline (``max_seconds``, default
+   270). The run's seed orders that round robin (seed 0: the numbers in the order found;
+   another seed: a shuffle of them), so runs with different seeds try different settings
+   first, as a search's seed should make them.
+
+It leaves the best version in the workspace, re-running it when needed so its outputs match,
+and gives its Final Answer, which says what it did and, where it could not search, why (a
+person sees it on the terminal, not only in the trace). A proposal that a reviewer rejects
+(confirm mode, :mod:`agent.approval`) is not a trial: nothing is recorded as tried that was
+not run.
 """
 
 from __future__ import annotations
@@ -19,19 +39,38 @@ import random
 import re
 import time
 from collections.abc import Generator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agent.actor import Proposal, proposal
+from agent.approval import REJECTED
 from environments.actions import ActionSpec
 from environments.environment import Environment
 from environments.low_level import ExecuteArgs, FinalAnswerArgs, WriteFileArgs
-from environments.observation import Observation
+from environments.observation import Observation, last_lines
 from environments.runs import Step
+from environments.task import TaskSpec
+from environments.validation import VALIDATE, ValidateArgs
 
 WRITE = "Write File"  # shares its argument model with Append File, so it is named
 
-NUMBER = r"([-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?)"
+# a number as scripts print it, thousands separators included (``f"{mae:,.0f}"``: 45,706)
+NUMBER = r"([-+]?(?:\d{1,3}(?:,\d{3})+(?:\.\d*)?|\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?)"
 SKIP = re.compile(r"SEED|SIZE$|^N_|_DIM$|CHANNELS|WORKERS|VERBOSE|PRINT|LOG", re.I)
+# scripts a task's workspace conventionally measures itself with, when the problem names none
+DEV_SCRIPTS = ("run_dev.py", "dev.py", "check_dev.py", "check.py", "simulate.py", "run.py", "train.py")
+NAMED_SCRIPT = re.compile(r"\bpython3?\s+([\w./-]+\.py)\b")
+NAMED_FILE = re.compile(r"(?<![\w/.-])([\w-]+(?:/[\w-]+)*\.(?:csv|tsv|npz|npy|json|jsonl|txt|pt|pkl|parquet))\b")
+LOWER_WORDS = re.compile(r"error|loss|regret|mse|mae|smape|second|evals|time|distance|gap", re.I)
+HIGHER_WORDS = re.compile(r"acc|recall|precision|score|f1|auc|reward", re.I)
+
+
+# keyword arguments that are a model's or an optimiser's settings (``n_estimators=50``, ``lr=5e-3``),
+# never a call's plumbing (``random_state``, ``test_size``: a different split is no better model)
+HYPER_KEYWORD = re.compile(
+    r"^(lr|learning_rate|\w*_rate|alpha|beta\d?|gamma|lambda_?|C|\w*epochs?|max_iter|\w*iterations|"
+    r"n_estimators|max_depth|\w*leaf|num_leaves|min_samples_\w+|\w*hidden\w*|\w*units|\w*layers|"
+    r"\w*heads|dropout|\w*decay|momentum|batch_size|n_neighbors|l1_ratio|temperature|\w*smoothing|"
+    r"patience|max_features|subsample|n_samples|\w*steps|\w*rounds|reg_\w+|min_child_\w+|top_k|\w*width)$", re.I)
 
 
 @dataclass
@@ -40,6 +79,8 @@ class Knob:
     name: str
     value: float | int
     candidates: list[float | int]
+    line: int | None = None  # a keyword argument's line; None: a module-level constant
+    keyword: str = ""
 
 
 def auto_candidates(name: str, value: float | int) -> list[float | int]:
@@ -69,6 +110,62 @@ def find_constants(source: str, file: str) -> list[Knob]:
     return knobs
 
 
+def _number(node: ast.AST | None) -> float | int | None:
+    v = node.value if isinstance(node, ast.Constant) else None
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _settings(tree: ast.AST) -> Generator[tuple[str, ast.expr], None, None]:
+    """(name, value) of every keyword argument and every string-keyed dict entry."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            yield from ((kw.arg, kw.value) for kw in node.keywords if kw.arg)
+        elif isinstance(node, ast.Dict):
+            yield from ((k.value, v) for k, v in zip(node.keys, node.values)
+                        if isinstance(k, ast.Constant) and isinstance(k.value, str))
+
+
+def find_keywords(source: str, file: str) -> list[Knob]:
+    """Numeric settings passed by keyword (``RandomForestRegressor(n_estimators=50)``) or kept in
+    a dict (``CONFIG = {"lr": 1e-3}``), one knob per site, named by the keyword (and its line,
+    where a keyword appears twice)."""
+    sites = []
+    for arg, value in _settings(ast.parse(source)):
+        v = _number(value)
+        if v and HYPER_KEYWORD.match(arg):
+            sites.append((value.lineno, value.col_offset, arg, v))
+    sites.sort()
+    seen: dict[str, int] = {}
+    for _, _, arg, _ in sites:
+        seen[arg] = seen.get(arg, 0) + 1
+    knobs, lines = [], set()
+    for line, _, arg, v in sites:
+        if (line, arg) in lines:  # the same keyword twice on one line: left alone
+            continue
+        lines.add((line, arg))
+        name = arg if seen[arg] == 1 else f"{arg}@{line}"
+        knobs.append(Knob(file, name, v, auto_candidates(arg.upper(), v), line=line, keyword=arg))
+    return knobs
+
+
+def set_keyword(source: str, line: int, keyword: str, value: float | int) -> str:
+    """``source`` with the number passed as ``keyword=`` on ``line`` replaced by ``value``."""
+    for arg, node in _settings(ast.parse(source)):
+        if arg == keyword and node.lineno == line and _number(node) is not None:
+            lines = source.splitlines(keepends=True)
+            raw = lines[line - 1].encode()  # ast's columns count UTF-8 bytes
+            lines[line - 1] = (raw[:node.col_offset] + repr(value).encode()
+                               + raw[node.end_col_offset:]).decode()
+            return "".join(lines)
+    raise ValueError(f"no {keyword}= number on line {line}")
+
+
+def set_value(source: str, knob: Knob, value: float | int) -> str:
+    if knob.keyword:
+        return set_keyword(source, knob.line, knob.keyword, value)
+    return set_constant(source, knob.name, value)
+
+
 def set_constant(source: str, name: str, value: float | int) -> str:
     pattern = re.compile(rf"^({re.escape(name)}\s*(?::[^=\n]+)?=\s*)([^#\n]*?)(\s*(?:#.*)?)$", re.M)
     new, n = pattern.subn(lambda m: f"{m.group(1)}{value!r}{m.group(3)}", source, count=1)
@@ -78,14 +175,58 @@ def set_constant(source: str, name: str, value: float | int) -> str:
 
 
 def read_metric(output: str, metric: str) -> float | None:
-    """The script's own validation number: ``validation accuracy 0.91``, ``accuracy: 0.9`` ..."""
+    """The script's own validation number: ``validation accuracy 0.91``, ``accuracy: 0.9``, or,
+    for a metric ``test_error``, ``validation error 23.4%`` (its last word, or a word it begins:
+    ``mean_test_acc`` in ``validation accuracy 0.8``, after val/dev), else
+    ``heldout_mse`` read from ``training-task MSE 7.7`` (its last word alone) ..."""
     m = re.escape(metric).replace("_", "[ _]")
+    last = re.escape(re.split(r"[_\W]+", metric.strip("_"))[-1])
     val = r"(?:val(?:idation)?|dev)"
-    for pattern in (rf"{val}[ _]*{m}\W*?{NUMBER}", rf"{val}\w*\W*?{NUMBER}", rf"{m}\W*?{NUMBER}"):
+    for pattern in (rf"{val}[ _]*{m}\W*?{NUMBER}", rf"{val}\w*[ _-]+{last}\w*\W*?{NUMBER}",
+                    rf"{val}\w*\W*?{NUMBER}", rf"{m}\W*?{NUMBER}", rf"\b{last}\w*\W*?{NUMBER}"):
         found = re.findall(pattern, output, re.I)
         if found:
-            return float(found[-1])
+            return _float(found[-1])
     return None
+
+
+def _float(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def read_proxy(output: str) -> tuple[float, bool] | None:
+    """A dev script's summary (``mean regret/s: 12.3``, ``…, mean 0.91``) and whether higher is
+    better, as the line's own words say; None when there is none or its words do not say."""
+    for line in reversed(output.splitlines()):
+        found = (re.search(rf"\bmean\b[^:\n]*:\s*{NUMBER}", line, re.I)
+                 or re.search(rf"\bmean\s+{NUMBER}", line, re.I))
+        if not found:
+            continue
+        lower, higher = bool(LOWER_WORDS.search(line)), bool(HIGHER_WORDS.search(line))
+        return (_float(found.group(1)), higher) if lower != higher else None
+    return None
+
+
+def tail(observation: Observation, chars: int = 300) -> str:
+    """The last lines a run printed, on one line (the reason a script failed)."""
+    return last_lines(observation.full_text or observation.text, chars, sep=" | ")
+
+
+@dataclass
+class Plan:
+    """What the agent found before its first step: what to run, what it must write, what to tune."""
+
+    start: str | None  # the starting script: makes the submission (or checks the code that is it)
+    dev: list[str] = field(default_factory=list)  # scripts that may print a number when start does not
+    outputs: list[str] = field(default_factory=list)  # files the starting script must leave
+    knobs: list[Knob] = field(default_factory=list)
+    why_no_knobs: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def scripts_named(task: TaskSpec) -> list[str]:
+    """``python X.py`` commands of the research problem, in order."""
+    return list(dict.fromkeys(NAMED_SCRIPT.findall(task.research_problem)))
 
 
 class HParamAgent:
@@ -97,6 +238,9 @@ class HParamAgent:
         self.max_seconds = max_seconds  # the search's own deadline, so a default run ends in minutes
         self.started = time.monotonic()
         self.last: Observation | None = None
+        self.rejected = False  # the last proposal was rejected by a reviewer, so it never ran
+        self.validations_left = 0
+        self.dev_prints_metric = False  # the dev script prints the task's metric (else a mean line)
         self.gen: Generator[Proposal, None, None] | None = None
         self.log: list[str] = []
 
@@ -115,28 +259,76 @@ class HParamAgent:
             return None
 
     def observe(self, proposal: Proposal, observation: Observation) -> None:
+        # an approval policy tells a rejection as an error observation (agent.approval); the
+        # search then skips that trial rather than read the next, unchanged run as its result
+        self.rejected = observation.error and observation.text.startswith(REJECTED)
         self.last = observation
 
-    # --- the search, as a generator of proposals (each sees self.last afterwards) ---------------
+    # --- what to run, what it writes, what to tune ------------------------------------------------
 
-    def knobs(self, env: Environment) -> list[Knob]:
-        task = env.task
+    def plan(self, env: Environment) -> Plan:
+        task, fs = env.task, env.guard.fs
+        exists = lambda rel: fs.kind(rel) == "file"  # noqa: E731
+        named = [s for s in scripts_named(task) if exists(s)]
+        solve = [s for s in task.solve if s.endswith(".py") and exists(s)]
+        start = next(iter(solve + named + [s for s in DEV_SCRIPTS if exists(s)]), None)
+        if start is None and task.hparams:
+            start = task.hparams[0].file if exists(task.hparams[0].file) else None
+        plan = Plan(start)
+        if solve:  # a dev script that may measure what the solve script made (distill, then run_dev)
+            plan.dev = [s for s in named + [s for s in DEV_SCRIPTS if exists(s)] if s != start][:1]
+        if task.solve and start:  # the script makes the submission: the files the problem and
+            # the script both name and the workspace lacks (a data file is there; a hidden one is
+            # not named by the script)
+            source = _source(env, start)
+            plan.outputs = [f for f in dict.fromkeys(NAMED_FILE.findall(task.research_problem))
+                            if fs.kind(f) is None and f in source]
+        plan.knobs, plan.why_no_knobs = self.knobs(env, start, plan.notes)
+        return plan
+
+    def knobs(self, env: Environment, start: str | None, notes: list[str]) -> tuple[list[Knob], str]:
+        task, fs = env.task, env.guard.fs
         if task.hparams:
             out = []
             for h in task.hparams:
+                if fs.kind(h.file) != "file":
+                    notes.append(f"[[hparams]] {h.name}: no file {h.file}")
+                    continue
                 src = _source(env, h.file)
                 current = next((k.value for k in find_constants(src, h.file) if k.name == h.name), None)
                 if current is None:
-                    current = ast.literal_eval(re.search(rf"^{h.name}\s*=\s*(.+)$", src, re.M).group(1))
+                    found = re.search(rf"^{re.escape(h.name)}\s*=\s*(.+)$", src, re.M)
+                    try:
+                        current = ast.literal_eval(found.group(1).split("#")[0].strip()) if found else None
+                    except (ValueError, SyntaxError):
+                        current = None
+                if not isinstance(current, (int, float)) or isinstance(current, bool):
+                    notes.append(f"[[hparams]] {h.name}: no module-level number {h.name} in {h.file}")
+                    continue
                 values = [v for v in h.values if v != current] or auto_candidates(h.name, current)
                 out.append(Knob(h.file, h.name, current, values))
-            return out
-        files = [s for s in task.solve if s.endswith(".py")] or ["train.py"]
+            return out, "" if out else "its [[hparams]] name no number the scripts define"
+        if task.timed:
+            return [], ("it is a timed task: its numbers define the computation being timed, so "
+                        "changing them changes what is computed, not how fast")
+        if task.solve:
+            files = [s for s in task.solve if s.endswith(".py")]
+        else:
+            files = [e.name for e in fs.listdir(".") if e.name.endswith(".py") and e.kind == "file"]
+        files = [f for f in files if fs.kind(f) == "file" and not task.is_read_only(f)]
         out = []
         for f in files:
-            if env.guard.fs.kind(f) == "file" and not task.is_read_only(f):
-                out += find_constants(_source(env, f), f)
-        return out
+            try:
+                source = _source(env, f)
+                out += find_constants(source, f) + find_keywords(source, f)
+            except SyntaxError:
+                notes.append(f"{f} does not parse")
+        where = ", ".join(files) or "no editable script"
+        return out, "" if out else (f"no [[hparams]] in task.toml, and no module-level numeric "
+                                    f"constants (such as LR = 0.01) or numeric settings passed by "
+                                    f"keyword (such as n_estimators=50) in {where}")
+
+    # --- the budget --------------------------------------------------------------------------------
 
     def left(self, env: Environment) -> tuple[int, float]:
         meta = env.run.meta if env.run else None
@@ -146,33 +338,133 @@ class HParamAgent:
         return (10**6 if left.max_steps is None else left.max_steps,
                 float("inf") if left.max_time is None else left.max_time)
 
-    def time_for_a_trial(self, env: Environment, slowest: float) -> bool:
-        steps, seconds = self.left(env)
+    def time_for_a_trial(self, env: Environment, slowest: float, steps: int = 2) -> bool:
+        steps_left, seconds = self.left(env)
         if self.max_seconds is not None:
             seconds = min(seconds, self.max_seconds - (time.monotonic() - self.started))
-        return steps >= 2 + self.reserve_steps and seconds >= 2 * slowest
+        return steps_left >= steps + self.reserve_steps and seconds >= 2 * slowest
+
+    # --- measuring one version ---------------------------------------------------------------------
+
+    def measure(self, env: Environment, plan: Plan, how: str, trial: object
+                ) -> Generator[Proposal, None, float | None]:
+        """The current version's number, by ``how`` (after its starting script ran): read from
+        that run (``printed``), from a dev script's run (``dev``) or by Validate Submission
+        (``validation``). None when it failed or was rejected (``self.rejected`` says which)."""
+        if how in ("printed", "proxy"):
+            out = self.last.full_text or self.last.text
+            proxy = None if how == "printed" else read_proxy(out)
+            return None if self.last.error else (read_metric(out, env.task.metric) if how == "printed"
+                                                 else proxy and proxy[0])
+        if how == "dev":
+            yield proposal(ExecuteArgs(script_name=plan.dev[0]), trial=trial)
+            if self.last.error or self.rejected:
+                return None
+            out = self.last.full_text or self.last.text
+            if self.dev_prints_metric:
+                return read_metric(out, env.task.metric)
+            proxy = read_proxy(out)
+            return None if proxy is None else proxy[0]
+        # Validate Submission is registered by the task, not a built-in: its proposal is built by hand
+        yield Proposal(action=VALIDATE, args=ValidateArgs().model_dump(), meta={"trial": trial})
+        data = self.last.data or {}
+        self.validations_left = data.get("left", self.validations_left - 1)
+        return None if self.last.error or self.rejected else data.get("value")
+
+    def how_to_measure(self, env: Environment, plan: Plan
+                       ) -> Generator[Proposal, None, tuple[str, float | None, int]]:
+        """(how, the starting version's number, direction) or ("", None, 0) with the reason in notes."""
+        task = env.task
+        direction = 1 if task.higher_is_better else -1
+        printed = read_metric(self.last.full_text or self.last.text, task.metric)
+        if printed is not None:
+            return "printed", printed, direction
+        proxy = read_proxy(self.last.full_text or self.last.text)
+        if proxy is not None:
+            self.log.append(f"measured by {plan.start}'s mean line, "
+                            f"{'higher' if proxy[1] else 'lower'} is better")
+            return "proxy", proxy[0], 1 if proxy[1] else -1
+        tried = [f"{plan.start} printed no {task.metric}, validation number or 'mean …' line whose "
+                 "words say which way is better"]
+        if plan.dev:
+            yield proposal(ExecuteArgs(script_name=plan.dev[0]), trial="start")
+            if self.rejected:
+                tried.append(f"the reviewer rejected running {plan.dev[0]}")
+            elif self.last.error:
+                tried.append(f"{plan.dev[0]} failed ({tail(self.last)})")
+            else:
+                out = self.last.full_text or self.last.text
+                dev_metric = read_metric(out, task.metric)
+                if dev_metric is not None:
+                    self.dev_prints_metric = True
+                    return "dev", dev_metric, direction
+                proxy = read_proxy(out)
+                if proxy is not None:
+                    self.log.append(f"measured by {plan.dev[0]}'s mean line, "
+                                    f"{'higher' if proxy[1] else 'lower'} is better")
+                    return "dev", proxy[0], 1 if proxy[1] else -1
+                tried.append(f"{plan.dev[0]} printed no {task.metric} and no 'mean …' line whose "
+                             "words say which way is better")
+        if task.validation_budget > 0:
+            self.validations_left = task.validation_budget
+            value = yield from self.measure(env, plan, "validation", "start")
+            if value is not None:
+                return "validation", value, direction
+            tried.append("Validate Submission " + ("was rejected" if self.rejected else
+                                                    f"gave no value ({_first_line(self.last.text)})"))
+        else:
+            tried.append("the task offers no validation feedback ([feedback] kind = \"validation\")")
+        plan.notes.append("; ".join(tried))
+        return "", None, 0
+
+    # --- the search, as a generator of proposals (each sees self.last afterwards) ---------------
 
     def search(self, env: Environment) -> Generator[Proposal, None, None]:
-        direction = 1 if env.task.higher_is_better else -1
-        knobs = self.knobs(env)
-        script = knobs[0].file if knobs else ((env.task.solve or ["train.py"])[0])
+        plan = self.plan(env)
+        if plan.start is None:
+            yield self.final("found no script to run (no solve in task.toml, no `python X.py` in the "
+                             "research problem, no run_dev.py or train.py); left the workspace as is.")
+            return
+        script = plan.start
+        yield proposal(ExecuteArgs(script_name=script), trial="start")
+        if self.rejected:
+            yield self.final(f"the reviewer rejected running the starting script {script}; "
+                             "nothing was run, the workspace is as it was.")
+            return
+        if self.last.error:
+            yield self.final(f"the starting script {script} failed ({tail(self.last)}); left the "
+                             "workspace as is, without a search.")
+            return
+        missing = [f for f in plan.outputs if env.guard.fs.kind(f) != "file"]
+        if missing:
+            yield self.final(f"the starting script {script} ran but wrote no {', '.join(missing)}, "
+                             f"which the task's problem names as what it writes (its output: "
+                             f"{tail(self.last)}); left the workspace as is.")
+            return
+        slowest = self.last.seconds
+        submitted = (f"ran {script}; its result ({', '.join(plan.outputs)}) is submitted" if plan.outputs
+                     else f"ran {script}; the workspace's code is the submission" if not env.task.solve
+                     else f"ran {script}; its result is submitted")
+        knobs = plan.knobs
+        if not knobs:
+            yield self.final(f"{submitted}. No search: found no tunable numbers "
+                             f"({plan.why_no_knobs}){_notes(plan)}.")
+            return
         if self.seed:
             random.Random(self.seed).shuffle(knobs)
-        if not knobs:
-            yield self.final("found no tunable numbers (no [[hparams]] in task.toml and no "
-                             f"module-level numeric constants in {script}); left the workspace as is.")
-            return
-        yield proposal(ExecuteArgs(script_name=script), trial="start")
-        best = read_metric(self.last.full_text or self.last.text, env.task.metric)
-        slowest = self.last.seconds
-        if best is None or self.last.error:
-            yield self.final(f"could not read a {env.task.metric} or validation number from {script}'s "
-                             "output; left the workspace as is.")
+        started_at = time.monotonic()
+        how, best, direction = yield from self.how_to_measure(env, plan)
+        slowest += time.monotonic() - started_at if how in ("dev", "validation") else 0.0
+        if best is None:
+            yield self.final(f"{submitted}. No search over {', '.join(k.name for k in knobs)}: no way to "
+                             f"compare versions ({_notes(plan).lstrip('; ')}), so it kept the first "
+                             "working version.")
             return
         start_score, setting = best, {k.name: k.value for k in knobs}
         self.log.append(f"start: {setting} -> {best:g}")
         sources = {k.file: _source(env, k.file) for k in knobs}
-        last_is_best, dirty = True, set()
+        steps_per_trial = 2 + (how == "dev") + (how == "validation")
+        last_is_best, dirty, tried = True, set(), 0
         # per knob: the values still to try, upwards first, then downwards (a line search each)
         plans = {k.name: [sorted(v for v in k.candidates if v > k.value),
                           sorted((v for v in k.candidates if v < k.value), reverse=True)] for k in knobs}
@@ -181,19 +473,34 @@ class HParamAgent:
                 sides = plans[knob.name]
                 while sides and not sides[0]:
                     sides.pop(0)
-                if not sides or not self.time_for_a_trial(env, slowest):
+                if (not sides or not self.time_for_a_trial(env, slowest, steps_per_trial)
+                        or (how == "validation" and self.validations_left < 1)):
                     plans[knob.name] = []
                     continue
                 value = sides[0].pop(0)
-                for other in dirty - {knob.file}:  # put back the best version of other files
+                tried += 1
+                for other in sorted(dirty - {knob.file}):  # put back the best version of other files
                     yield proposal(WriteFileArgs(file_name=other, content=sources[other]), WRITE, trial="restore")
-                dirty = {knob.file}
-                trial = set_constant(sources[knob.file], knob.name, value)
+                    if not self.rejected:
+                        dirty.discard(other)
+                trial = set_value(sources[knob.file], knob, value)
                 yield proposal(WriteFileArgs(file_name=knob.file, content=trial), WRITE, trial={knob.name: value})
+                if self.rejected:  # never written, never run: not a trial
+                    self.log.append(f"{knob.name}={value!r} rejected by the reviewer, not tried")
+                    continue
+                dirty.add(knob.file)
+                last_is_best = False  # the workspace now differs from the best version
+                began = time.monotonic()
                 yield proposal(ExecuteArgs(script_name=script), trial={knob.name: value})
-                slowest = max(slowest, self.last.seconds)
-                score = None if self.last.error else read_metric(self.last.full_text or self.last.text,
-                                                                  env.task.metric)
+                if self.rejected:
+                    self.log.append(f"{knob.name}={value!r} rejected by the reviewer, not tried")
+                    continue
+                score = None if self.last.error else (yield from self.measure(env, plan, how, {knob.name: value}))
+                if self.rejected:
+                    self.log.append(f"{knob.name}={value!r}: its measurement was rejected, not compared")
+                    continue
+                slowest = max(slowest, time.monotonic() - began if how in ("dev", "validation")
+                              else self.last.seconds)
                 self.log.append(f"{knob.name}={value!r} -> {score if score is not None else 'failed'}")
                 last_is_best = score is not None and (score - best) * direction > 0
                 if last_is_best:  # keep it, and keep walking this way
@@ -206,16 +513,30 @@ class HParamAgent:
                     if setting[knob.name] != knob.value:
                         sides.clear()
         if not last_is_best:
-            for file, text in sources.items():
-                if file not in dirty:
-                    continue
-                yield proposal(WriteFileArgs(file_name=file, content=text), WRITE, trial="best")
+            for file in sorted(dirty):
+                yield proposal(WriteFileArgs(file_name=file, content=sources[file]), WRITE, trial="best")
             yield proposal(ExecuteArgs(script_name=script), trial="best")
-        yield self.final(f"best setting {setting}: {env.task.metric} (as {script} reports it) "
-                         f"{best:g}, from {start_score:g} unchanged. Trials: " + "; ".join(self.log))
+        dev = plan.dev[0] if plan.dev else script
+        if not tried:
+            plan.notes.append(f"no trial fit in what the run's budget or the agent's deadline left "
+                              f"(a version takes {slowest:.0f} s to run and measure; a trial needs "
+                              "twice that)")
+        measured = {"printed": f"{env.task.metric} as {script} prints it",
+                    "proxy": f"the mean line {script} prints", "dev": f"what {dev} prints",
+                    "validation": f"validation {env.task.metric} (Validate Submission)"}[how]
+        yield self.final(f"{submitted}; best setting {setting}: {measured} {best:g}, from "
+                         f"{start_score:g} unchanged{_notes(plan)}. Trials: " + "; ".join(self.log))
 
     def final(self, text: str) -> Proposal:
         return proposal(FinalAnswerArgs(final_answer=f"Hyperparameter search baseline: {text}"))
+
+
+def _notes(plan: Plan) -> str:
+    return "".join(f"; {n}" for n in plan.notes)
+
+
+def _first_line(text: str) -> str:
+    return next((line for line in text.splitlines() if line.strip()), "")[:200]
 
 
 SOURCE_LIMIT = 4 << 20

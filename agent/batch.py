@@ -23,7 +23,6 @@ the batch folder must then be on a filesystem every node shares).
 from __future__ import annotations
 
 import hashlib
-import json
 import multiprocessing
 import os
 import shlex
@@ -40,6 +39,7 @@ from pydantic import BaseModel, Field, model_validator
 from agent import replay
 from agent.config import ActorConfig
 from environments.runs import ENDED_STATUSES, RESUMABLE_STATUSES, Budgets, ComboRecord, RunMeta, now
+from environments.scoring import Score
 from environments.snapshots import _fsync_write
 
 MANIFEST = "batch.json"
@@ -114,7 +114,11 @@ def combos(spec: BatchSpec) -> list[Combo]:
     return [Combo(task=t, model=m, seed=s) for t in spec.tasks for m in spec.models for s in spec.seeds]
 
 
-class Manifest(BaseModel):
+class BatchManifest(BaseModel):
+    """``batch.json``: the spec and each combination's last known state. Every read of the
+    file goes through this model (:func:`load_manifest`); reports read its ``combos`` through
+    :class:`environments.runs.BatchRecords`."""
+
     spec: BatchSpec
     combos: dict[str, ComboRecord] = Field(default_factory=dict)
     created_at: str = Field(default_factory=now)
@@ -134,39 +138,56 @@ def find_run(batch_dir: Path, key: str) -> Path | None:
     return found[-1] if found else None
 
 
-def load_manifest(batch_dir: Path) -> Manifest | None:
+def load_manifest(batch_dir: Path) -> BatchManifest | None:
     path = Path(batch_dir) / MANIFEST
-    return Manifest.model_validate_json(path.read_text()) if path.is_file() else None
+    return BatchManifest.model_validate_json(path.read_text()) if path.is_file() else None
 
 
-def save_manifest(batch_dir: Path, manifest: Manifest) -> None:
+def save_manifest(batch_dir: Path, manifest: BatchManifest) -> None:
     manifest.updated_at = now()
     Path(batch_dir).mkdir(parents=True, exist_ok=True)
     _fsync_write(Path(batch_dir) / MANIFEST, manifest.model_dump_json(indent=2))
 
 
-def open_batch(batch_dir: Path, spec: BatchSpec | None) -> Manifest:
+def open_batch(batch_dir: Path, spec: BatchSpec | None) -> BatchManifest:
     """The batch's manifest: made from ``spec``, or read back (and checked against ``spec``)."""
     batch_dir = Path(batch_dir)
     manifest = load_manifest(batch_dir)
     if manifest is None:
         if spec is None:
             raise FileNotFoundError(f"{batch_dir}: no {MANIFEST}; not a batch folder")
-        manifest = Manifest(spec=spec)
+        manifest = BatchManifest(spec=spec)
     elif spec is not None and spec != manifest.spec:
         raise ValueError(f"{batch_dir} holds a batch with a different spec; resume it with "
-                         f"--resume {batch_dir} or choose another --batch-dir")
+                         f"--resume {batch_dir} or choose another --dir")
     for c in combos(manifest.spec):
         manifest.combos.setdefault(c.key, ComboRecord(task=c.task, model=c.model, seed=c.seed))
     save_manifest(batch_dir, manifest)
     return manifest
 
 
-def _read_json(path: Path) -> dict | None:
+def _read_meta(run: Path) -> RunMeta | None:
+    """The run's ``run.json`` through its model; ``None`` where it is missing or unreadable
+    (a batch killed while writing it)."""
     try:
-        return json.loads(path.read_text())
+        return RunMeta.model_validate_json((run / "run.json").read_text())
     except (OSError, ValueError):
         return None
+
+
+def _read_score(run: Path) -> Score | None:
+    """The run's ``score.json`` through its model; ``None`` where it is missing or unreadable."""
+    try:
+        return Score.model_validate_json((run / "score.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _only_scoring_failed(run: Path) -> bool:
+    """The run ended and only its scoring hit an infrastructure failure: score it again."""
+    meta, score = _read_meta(run), _read_score(run)
+    return (meta is not None and meta.status in ENDED and score is not None
+            and score.failure == "infrastructure")
 
 
 def assess(batch_dir: Path, key: str, record: ComboRecord, spec: BatchSpec) -> ComboState:
@@ -174,18 +195,18 @@ def assess(batch_dir: Path, key: str, record: ComboRecord, spec: BatchSpec) -> C
     run = find_run(batch_dir, key)
     if run is None:
         return "failed" if record.state == "failed" else "pending"
-    meta = _read_json(run / "run.json") or {}
-    status = meta.get("status")
+    meta = _read_meta(run)
+    status = meta.status if meta else None
     if status in RESUMABLE:
         return "resume"
     if status not in ENDED:
         return "failed"
     if not spec.score:
         return "done"
-    score = _read_json(run / "score.json")
+    score = _read_score(run)
     if score is None:
         return "rescore"
-    return "failed" if score.get("failure") == "infrastructure" else "done"
+    return "failed" if score.failure == "infrastructure" else "done"
 
 
 class Plan(BaseModel):
@@ -195,7 +216,7 @@ class Plan(BaseModel):
     retried: list[str]
 
 
-def plan(batch_dir: Path, manifest: Manifest, retry_failed: bool = False) -> Plan:
+def plan(batch_dir: Path, manifest: BatchManifest, retry_failed: bool = False) -> Plan:
     todo, done, skipped, retried = [], [], [], []
     for key, record in manifest.combos.items():
         state = assess(batch_dir, key, record, manifest.spec)
@@ -220,51 +241,78 @@ def _retire(batch_dir: Path, key: str) -> None:
         shutil.move(str(root), str(dest))
 
 
-def run_combo(job: dict[str, Any]) -> dict[str, Any]:
-    """Run one combination to its end and score it; never raises (errors come back as data).
+class ComboJob(BaseModel):
+    """One combination to run, as the executors hand it to a worker process or Ray task."""
 
-    ``job``: ``batch_dir``, ``key``, ``task``, ``model``, ``seed``, ``spec`` (a BatchSpec dict),
-    ``retry`` (start afresh instead of continuing a failed attempt), ``env`` (variables to set).
-    """
-    os.environ.update(job.get("env") or {})
+    batch_dir: str
+    key: str
+    task: str
+    model: str
+    seed: int
+    spec: BatchSpec
+    retry: bool = Field(False, description="start afresh instead of continuing a failed attempt")
+    env: dict[str, str] = Field(default_factory=dict, description="variables to set in the worker")
+
+
+class ComboResult(BaseModel):
+    """What became of one combination; :func:`run_combo` returns one, never raises."""
+
+    key: str
+    ok: bool = False
+    lost: bool = Field(False, description="its worker or node died: still pending, run again on resume")
+    pid: int | None = None
+    host: str | None = None
+    node: str | None = Field(None, description="the Ray node that ran it")
+    run_dir: str | None = None
+    status: str | None = None
+    reason: str | None = None
+    cost: float = 0.0
+    tokens: int = 0
+    improvement: float | None = None
+    success: bool | None = None
+    failure: str | None = None
+    error: str | None = None
+    seconds: float = 0.0
+
+
+def run_combo(job: ComboJob) -> ComboResult:
+    """Run one combination to its end and score it; never raises (errors come back as data)."""
+    os.environ.update(job.env)
     from agent import session
     from agent.runner import without_method_tools
 
-    batch_dir, key = Path(job["batch_dir"]), job["key"]
-    spec = BatchSpec.model_validate(job["spec"])
-    out: dict[str, Any] = {"key": key, "pid": os.getpid(), "host": os.uname().nodename}
+    batch_dir, key, spec = Path(job.batch_dir), job.key, job.spec
+    out = ComboResult(key=key, pid=os.getpid(), host=os.uname().nodename)
     start = time.perf_counter()
     try:
         existing = find_run(batch_dir, key)
-        if existing is not None and job.get("retry"):
-            meta = RunMeta.model_validate_json((existing / "run.json").read_text())
-            score = _read_json(existing / "score.json") or {}
-            if meta.status in ENDED and score.get("failure") == "infrastructure":
-                pass  # the run is fine; only its scoring failed: score it again below
-            else:
-                _retire(batch_dir, key)
-                existing = None
+        if existing is not None and job.retry and not _only_scoring_failed(existing):
+            _retire(batch_dir, key)  # (a run whose scoring alone failed is scored again below)
+            existing = None
         if existing is not None:
             begun = session.resume(existing)
         else:
-            begun = session.start(job["task"], spec.config_for(job["model"], job["seed"]), spec.budgets,
+            begun = session.start(job.task, spec.config_for(job.model, job.seed), spec.budgets,
                                   runs_root(batch_dir, key), sandbox=spec.sandbox, batch=str(batch_dir))
         run = begun.run
         if not spec.method_tools:  # a run recorded before its config said so
             begun.task = without_method_tools(begun.task)
         if run.meta.status not in ENDED:
             begun.drive()
-        out.update(run_dir=str(run.path), status=run.meta.status, reason=run.meta.status_reason,
-                   cost=run.meta.totals.cost,
-                   tokens=run.meta.totals.tokens_in + run.meta.totals.tokens_out)
+        t = run.meta.totals
+        out = out.model_copy(update=dict(run_dir=str(run.path), status=run.meta.status,
+                                         reason=run.meta.status_reason, cost=t.cost,
+                                         tokens=t.tokens_in + t.tokens_out))
         if spec.score and run.meta.status in ENDED:
             s = session.score(run, every_step=spec.score_points is not None,
                               points=spec.score_points or None, baseline_runs=spec.baseline_runs)[-1]
-            out.update(improvement=s.improvement, success=s.success, failure=s.failure)
-        out["ok"] = run.meta.status in ENDED and out.get("failure") != "infrastructure"
+            out = out.model_copy(update=dict(improvement=s.improvement, success=s.success,
+                                             failure=s.failure))
+        out.ok = run.meta.status in ENDED and out.failure != "infrastructure"
     except Exception as err:  # noqa: BLE001 - one combination's failure must not stop the batch
-        out.update(ok=False, error=f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=5)}")
-    out["seconds"] = round(time.perf_counter() - start, 3)
+        out.ok = False
+        out.error = f"{type(err).__name__}: {err}\n{traceback.format_exc(limit=5)}"
+    out.seconds = round(time.perf_counter() - start, 3)
     return out
 
 
@@ -283,9 +331,9 @@ def _cost_so_far(batch_dir: Path, keys: list[str]) -> float:
     total = 0.0
     for key in keys:
         run = find_run(batch_dir, key)
-        meta = _read_json(run / "run.json") if run else None
+        meta = _read_meta(run) if run else None
         if meta:
-            total += float(meta.get("totals", {}).get("cost", 0.0))
+            total += meta.totals.cost
     return total
 
 
@@ -299,7 +347,7 @@ class BatchResult(BaseModel):
     lost: int = 0  # their worker or node died: still pending, run again on resume
     seconds: float
     cost: float
-    results: list[dict[str, Any]]
+    results: list[ComboResult]
     resume_command: str
 
 
@@ -317,7 +365,7 @@ def resume_command(batch_dir: Path, retry_failed: bool = False, jobs: int | None
     return shlex.join(parts)
 
 
-def _local_executor(jobs: list[dict], workers: int, on_result: Callable[[dict], None],
+def _local_executor(jobs: list[ComboJob], workers: int, on_result: Callable[[ComboResult], None],
                     tick: Callable[[int], None]) -> None:
     ctx = multiprocessing.get_context("spawn")  # no fork of a threaded parent (progress bars)
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
@@ -331,24 +379,24 @@ def _local_executor(jobs: list[dict], workers: int, on_result: Callable[[dict], 
                     try:
                         on_result(f.result())
                     except Exception as err:  # noqa: BLE001 - a worker process died
-                        on_result({"key": job["key"], "ok": False, "lost": True,
-                                   "error": f"worker failed: {type(err).__name__}: {err}"})
+                        on_result(ComboResult(key=job.key, lost=True,
+                                              error=f"worker failed: {type(err).__name__}: {err}"))
                 tick(min(workers, len(pending)))
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
 
 
-def _run_combo_on_ray(job: dict[str, Any]) -> dict[str, Any]:
+def _run_combo_on_ray(job: ComboJob) -> ComboResult:
     """:func:`run_combo`, noting which Ray node ran it (nodes of one machine share a host name)."""
     import ray
 
     out = run_combo(job)
-    out["node"] = ray.get_runtime_context().get_node_id()
+    out.node = ray.get_runtime_context().get_node_id()
     return out
 
 
-def _ray_executor(jobs: list[dict], workers: int, on_result: Callable[[dict], None],
+def _ray_executor(jobs: list[ComboJob], workers: int, on_result: Callable[[ComboResult], None],
                   tick: Callable[[int], None], address: str | None) -> None:
     try:
         import ray
@@ -372,8 +420,8 @@ def _ray_executor(jobs: list[dict], workers: int, on_result: Callable[[dict], No
                 try:
                     on_result(ray.get(ref))
                 except Exception as err:  # noqa: BLE001 - a Ray worker or node died
-                    on_result({"key": job["key"], "ok": False, "lost": True,
-                               "error": f"ray task failed: {type(err).__name__}: {err}"})
+                    on_result(ComboResult(key=job.key, lost=True,
+                                          error=f"ray task failed: {type(err).__name__}: {err}"))
             tick(min(workers, len(refs)))
     except BaseException:
         for ref in refs:
@@ -391,7 +439,7 @@ def ensure_baselines(spec: BatchSpec, on_measure: Callable[[str], None] | None =
     before any run, rather than leaving a whole batch unscorable.
     """
     from environments.prepare import prepare_task
-    from environments.scoring import ensure_baseline
+    from environments.baselines import ensure_baseline
     from environments.suite import resolve_task
 
     return {name: ensure_baseline(prepare_task(resolve_task(name), sandbox=spec.sandbox),
@@ -415,15 +463,14 @@ def run_batch(batch_dir: str | Path, spec: BatchSpec | None = None, *, jobs: int
     job_list = []
     for key in p.todo:
         r = manifest.combos[key]
-        job_list.append({"batch_dir": str(batch_dir), "key": key, "task": r.task, "model": r.model,
-                         "seed": r.seed, "spec": spec.model_dump(), "retry": key in p.retried,
-                         "env": env})
+        job_list.append(ComboJob(batch_dir=str(batch_dir), key=key, task=r.task, model=r.model,
+                                 seed=r.seed, spec=spec, retry=key in p.retried, env=env))
         r.attempts += 1
         r.state = "running"
     save_manifest(batch_dir, manifest)
     progress = Progress(total=len(manifest.combos), done=len(p.done), failed=len(p.failed_skipped),
                         pending=len(job_list))
-    results: list[dict] = []
+    results: list[ComboResult] = []
     lost: list[str] = []
     start = time.perf_counter()
     last_cost = [0.0]
@@ -437,23 +484,23 @@ def run_batch(batch_dir: str | Path, spec: BatchSpec | None = None, *, jobs: int
         if on_progress:
             on_progress(progress)
 
-    def on_result(res: dict) -> None:
+    def on_result(res: ComboResult) -> None:
         results.append(res)
-        r = manifest.combos[res["key"]]
-        r.run_dir = res.get("run_dir", r.run_dir)
-        r.status = res.get("status", r.status)
-        r.error = res.get("error")
-        r.improvement, r.success, r.failure = res.get("improvement"), res.get("success"), res.get("failure")
-        r.cost, r.tokens = res.get("cost", 0.0), res.get("tokens", 0)
+        r = manifest.combos[res.key]
+        r.run_dir = res.run_dir or r.run_dir
+        r.status = res.status or r.status
+        r.error = res.error
+        r.improvement, r.success, r.failure = res.improvement, res.success, res.failure
+        r.cost, r.tokens = res.cost, res.tokens
         # A combination whose worker (or Ray node) died did not fail: nothing of it ran to an
         # end, so resuming runs it again (its run directory, if any, is resumed in place).
-        r.state = "done" if res.get("ok") else "pending" if res.get("lost") else "failed"
+        r.state = "done" if res.ok else "pending" if res.lost else "failed"
         r.updated_at = now()
         save_manifest(batch_dir, manifest)
-        if res.get("ok"):
+        if res.ok:
             progress.done += 1
-        elif res.get("lost"):
-            lost.append(res["key"])
+        elif res.lost:
+            lost.append(res.key)
         else:
             progress.failed += 1
 

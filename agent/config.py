@@ -69,6 +69,12 @@ class ActorConfig(ActorSpec):
 FLAGS = {"kind": ("--agent",), "keep_last": ("--keep-steps", "--keep-last")}
 
 
+#: what a flag's value is, in its help (``--max-time SECONDS``); the rest by type (``N``, ``X``)
+METAVARS = {"model": "PROVIDER/MODEL", "fast_model": "PROVIDER/MODEL", "edit_model": "PROVIDER/MODEL",
+            "actions": "FILE.jsonl", "max_time": "SECONDS", "max_cost": "USD", "max_tokens": "N"}
+TYPE_METAVARS = {int: "N", float: "X", str: "TEXT"}
+
+
 @dataclass(frozen=True)
 class Option:
     """One settable field: where it lives, how it is spelled, what it says, what it takes."""
@@ -87,6 +93,16 @@ class Option:
         if self.type is bool:  # both ways, so a default of true can be turned off
             flag = f"{flag}/--no-{flag[2:]}"
         return FLAGS.get(self.name) or (flag,)
+
+    @property
+    def metavar(self) -> str:
+        """What the flag's value is, as its help shows it: ``react|tools``, ``SECONDS``, ``N``;
+        empty for a flag that takes none (``--x/--no-x``)."""
+        if self.type is bool:
+            return ""
+        if self.choices:
+            return "|".join(self.choices) if len("|".join(self.choices)) <= 16 else "NAME"
+        return METAVARS.get(self.name) or TYPE_METAVARS.get(self.type, "VALUE")
 
     @property
     def hint(self) -> str:

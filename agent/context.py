@@ -80,6 +80,7 @@ class AgentStep:
     summary: str | None = None
     fields: dict[str, str] = field(default_factory=dict)
     data: dict[str, Any] | None = None  # the observation's facts (Observation.data); None in older traces
+    changed: list[str] | None = None  # workspace files the step changed (None: not known)
     _folded: dict[int, str] = field(default_factory=dict, repr=False, compare=False)
 
     def shown(self, latest: bool, s: ContextSettings) -> str:
@@ -141,6 +142,23 @@ def step_line(s: AgentStep, width: int, whole: bool = False) -> str:
 def older_line(s: AgentStep, width: int) -> str:
     """``7. Execute Script(train.py) -> ...``: a step as the research log records it."""
     return f"{s.index}. {step_line(s, width)}"
+
+
+REPEATED = ("Note: step {index} repeated step {before} exactly ({action}, the same input) and changed "
+            "nothing in the workspace, so doing it again will tell you nothing new: take another action.")
+
+
+def repeat_note(steps: list[AgentStep]) -> str:
+    """One sentence for the next prompt when the last step was the one before it again (same
+    action, same input) and changed no file: a small model that lists files seven times or
+    sends the same edit thrice does not notice by itself. Empty otherwise, and when what
+    the step changed is not known."""
+    if len(steps) < 2:
+        return ""
+    before, last = steps[-2], steps[-1]
+    if last.action != before.action or last.args != before.args or last.changed != []:
+        return ""
+    return REPEATED.format(index=last.index, before=before.index, action=last.action)
 
 
 def budget_line(meta: RunMeta | None, elapsed: float | None = None) -> str:
@@ -301,8 +319,8 @@ def _entries(steps: list[AgentStep], plans: list[str], s: ContextSettings) -> tu
 def step_message(steps: list[AgentStep], plan: str, budget: str, s: ContextSettings,
                  mode: str = "react") -> dict[str, Any]:
     """The steps, then only what they do not say (the plan, when it is not the last one shown;
-    the budget): each part in place until it must change, so the prompt opens as the last one
-    did (see :data:`prompts.STEP`)."""
+    a repeated action, :func:`repeat_note`; the budget): each part in place until it must
+    change, so the prompt opens as the last one did (see :data:`prompts.STEP`)."""
     plans = plans_as_of(steps)
     older, whole = _entries(steps, plans, s)
     shown = plans[-1] if steps else ""  # the steps end with the latest step's plan
@@ -314,7 +332,8 @@ def step_message(steps: list[AgentStep], plan: str, budget: str, s: ContextSetti
     else:
         latest = prompts.PLAN_LATEST.format(plan=want or prompts.NO_PLAN)
     history = prompts.HISTORY_HEAD + "".join(older) + "".join(whole) if steps else ""
-    text = prompts.STEP.format(budget=budget, history=history, plan=latest + "\n\n" if latest else "",
+    told = "".join(part + "\n\n" for part in (latest, repeat_note(steps)) if part)
+    text = prompts.STEP.format(budget=budget, history=history, plan=told,
                                ask=prompts.ASK_REACT if mode == "react" else prompts.ASK_TOOLS)
     return {"role": "user", "content": text, CACHE_POINTS: _cache_points([*older, *whole])}
 

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from agent.llm_actions import NO_CHANGE
+from agent.llm_actions import EDIT_SCRIPT_AI, EDIT_SEGMENT_AI, NO_CHANGE
 from agent.models.base import one_line
 from environments import low_level
 from environments.observation import CUT_MARK, ActionFacts, last_lines
@@ -37,7 +37,7 @@ _LIKE_A_SLOT = re.compile(r"\{\}|\{\d")  # a line with these is never folded: th
 
 # Actions whose observation is a program's output, where logs repeat. File contents and
 # diffs are never folded: the model reads them to edit them line by line.
-PROGRAM_OUTPUT = frozenset({"Execute Script"})
+PROGRAM_OUTPUT = frozenset({low_level.EXECUTE_SCRIPT})
 
 
 def _shape(line: str) -> tuple[tuple[str, ...], list[str]]:
@@ -183,10 +183,10 @@ def _inspect_gist(observation: str, width: int) -> str | None:
 
 Rule = tuple[Callable[[ActionFacts, int], str | None], Callable[[str, int], str | None]]
 _GISTS: dict[str, Rule] = {
-    "Execute Script": (_run_facts, _run_gist),
-    "Edit Script (AI)": (_edit_facts, _edit_gist),
-    "Edit Script Segment (AI)": (_edit_facts, _edit_gist),
-    "Inspect Script Lines": (_inspect_facts, _inspect_gist),
+    low_level.EXECUTE_SCRIPT: (_run_facts, _run_gist),
+    EDIT_SCRIPT_AI: (_edit_facts, _edit_gist),
+    EDIT_SEGMENT_AI: (_edit_facts, _edit_gist),
+    low_level.INSPECT_LINES: (_inspect_facts, _inspect_gist),
 }
 
 

@@ -9,19 +9,17 @@ before the run starts.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from agent.actor import Actor
 from agent.config import ActorConfig
+from agent.models.base import ModelConfigError
+from agent.models.providers import ModelRef, default_fast, first_keyed_default, provider_of
 from agent.replay import ReplayActor
 
 AGENTS = ("research", "tree", "baseline", "langchain", "replay")
-DEFAULTS = {  # provider key -> (model, fast model)
-    "ANTHROPIC_API_KEY": ("anthropic/claude-sonnet-4-5", "anthropic/claude-haiku-4-5"),
-    "OPENAI_API_KEY": ("openai/gpt-4o", "openai/gpt-4o-mini"),
-}
+BASELINE = "baseline/hparam"
 
 
 class AgentConfigError(ValueError):
@@ -29,13 +27,12 @@ class AgentConfigError(ValueError):
 
 
 def default_model() -> tuple[str, str | None]:
+    """(model, fast model) of the first provider whose key is set (:data:`PROVIDERS` order),
+    else the no-LLM baseline."""
     from agent.models import load_env
 
     load_env()
-    for var, (model, fast) in DEFAULTS.items():
-        if os.environ.get(var):
-            return model, fast
-    return "baseline/hparam", None
+    return first_keyed_default() or (BASELINE, None)
 
 
 def resolve_choice(agent: str | None, model: str | None, actions: Path | str | None) -> tuple[str, str | None]:
@@ -43,9 +40,9 @@ def resolve_choice(agent: str | None, model: str | None, actions: Path | str | N
     if agent is None and actions is not None:
         return "replay", None
     if agent in (None, "research", "tree", "baseline") and model is None:
-        model = "baseline/hparam" if agent == "baseline" else default_model()[0]
+        model = BASELINE if agent == "baseline" else default_model()[0]
     if agent is None:
-        agent = "baseline" if model.startswith("baseline/") else "research"
+        agent = "baseline" if provider_of(model) == "baseline" else "research"
     if agent not in AGENTS:
         raise AgentConfigError(f"unknown agent {agent!r}; available: {', '.join(AGENTS)}")
     return agent, model
@@ -57,25 +54,11 @@ def resolve(config: ActorConfig) -> ActorConfig:
     return config.model_copy(update={"kind": kind, "model": model})
 
 
-#: providers whose sampling takes a seed option (Anthropic's API has none)
-SEEDED = ("openai", "llamacpp", "scripted")
-
-
 def seeded(model: str, seed: int) -> str:
     """The model string with the run's seed as its ``seed`` option, where the provider takes
-    one and the string does not set it already."""
-    return with_default(model, "seed", seed, SEEDED)
-
-
-def with_default(model: str, option: str, value: object, providers: tuple[str, ...]) -> str:
-    """``model`` with ``option=value`` added when its provider is one of ``providers`` and the
-    string does not set that option itself (what a person wrote always wins)."""
-    from urllib.parse import parse_qsl
-
-    provider, _, rest = model.partition("/")
-    if provider not in providers or option in dict(parse_qsl(rest.partition("?")[2])):
-        return model
-    return f"{model}{'&' if '?' in model else '?'}{option}={value}"
+    one (``Provider.seeded``) and the string does not set it already."""
+    ref = ModelRef.parse(model)
+    return ref.with_option("seed", seed).spec if ref.row.seeded else model
 
 
 def make_actor(config: ActorConfig | str | None = None, **fields: Any) -> Actor:
@@ -84,7 +67,7 @@ def make_actor(config: ActorConfig | str | None = None, **fields: Any) -> Actor:
     ``make_actor("research", model=M)`` is short for ``make_actor(ActorConfig(kind="research",
     model=M))``; an unknown field is an error, never ignored.
     """
-    from agent.models import ModelConfigError, make_model
+    from agent.models import make_model
 
     if not isinstance(config, ActorConfig):
         try:
@@ -101,19 +84,7 @@ def make_actor(config: ActorConfig | str | None = None, **fields: Any) -> Actor:
             raise AgentConfigError("--agent replay needs --actions FILE.jsonl")
         return ReplayActor.from_file(Path(config.actions))
     if agent == "baseline":
-        name, _, query = (model or "baseline/hparam").partition("?")
-        if name != "baseline/hparam":
-            raise AgentConfigError(f"the baseline agent takes no model (got {model!r}); "
-                                   "the only baseline is baseline/hparam[?max_seconds=S]")
-        from urllib.parse import parse_qsl
-
-        from agent.baseline import HParamAgent
-
-        opts = dict(parse_qsl(query))
-        unknown = set(opts) - {"max_seconds"}
-        if unknown:
-            raise AgentConfigError(f"baseline/hparam takes only max_seconds (got {', '.join(unknown)})")
-        return HParamAgent(max_seconds=float(opts.get("max_seconds", 270)), seed=config.seed)
+        return _baseline(model or BASELINE, config.seed)
     if agent == "human":
         raise AgentConfigError("the human actor is the TUI's; it is not built here")
     try:
@@ -125,7 +96,7 @@ def make_actor(config: ActorConfig | str | None = None, **fields: Any) -> Actor:
             if not isinstance(main, LangChainModel):
                 raise AgentConfigError("--agent langchain needs --model langchain/<module:Class>?...")
             return LangChainAgent(main)
-        if model.startswith("baseline/"):
+        if provider_of(model) == "baseline":
             raise AgentConfigError(f"{model} is the no-LLM agent; use it without --agent {agent}")
         if agent == "tree":
             from agent.tree.agent import TreeAgent
@@ -149,18 +120,26 @@ TREE_MAX_TOKENS = 1400
 
 
 def whole_scripts(model: str) -> str:
-    """``model`` with room for a whole script in one reply: the llama.cpp model gets
+    """``model`` with room for a whole script in one reply: a provider whose default reply is
+    sized for one ReAct step (``Provider.short_replies``: the llama.cpp model) gets
     ``max_tokens=TREE_MAX_TOKENS`` unless its string sets ``max_tokens`` (other providers'
     defaults already hold a script)."""
-    return with_default(model, "max_tokens", TREE_MAX_TOKENS, ("llamacpp",))
+    ref = ModelRef.parse(model)
+    return ref.with_option("max_tokens", TREE_MAX_TOKENS).spec if ref.row.short_replies else model
 
 
-def default_fast(model: str) -> str:
-    """The provider's cheap model for summaries and reading; else the main model itself."""
-    provider = model.split("/")[0]
-    if os.environ.get(f"{provider.upper()}_BASE_URL"):
-        return model  # a local or proxy server: its own model list
-    for _, (main, fast) in DEFAULTS.items():
-        if provider == main.split("/")[0]:
-            return fast + model[len(model.split("?")[0]):]  # keep the main model's options
-    return model
+def _baseline(model: str, seed: int) -> Actor:
+    """The no-LLM agent: ``baseline/hparam[?max_seconds=S]`` and nothing else."""
+    from agent.baseline import HParamAgent
+
+    try:
+        ref = ModelRef.parse(model)
+    except ModelConfigError:
+        ref = None
+    if ref is None or ref.base != BASELINE:
+        raise AgentConfigError(f"the baseline agent takes no model (got {model!r}); "
+                               f"the only baseline is {BASELINE}[?max_seconds=S]")
+    unknown = set(ref.options) - {"max_seconds"}
+    if unknown:
+        raise AgentConfigError(f"{BASELINE} takes only max_seconds (got {', '.join(unknown)})")
+    return HParamAgent(max_seconds=float(ref.options.get("max_seconds", 270)), seed=seed)

@@ -2,7 +2,7 @@
 
 The fork inherits the parent's first K steps (copied into its trace, marked ``inherited``) and
 its workspace as step K's snapshot left it, so any actor (the parent's, another model, another
-agent, a person in the TUI) continues the same prefix; :func:`environments.family` then
+agent, a person in the TUI) continues the same prefix; :mod:`environments.reports.family` then
 compares the continuations. Nothing is re-run: the prefix is the parent's record, which is
 what makes continuations comparable (a re-run of a model would not reproduce it).
 

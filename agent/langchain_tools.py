@@ -21,7 +21,7 @@ def langchain_tool(env: Environment, spec: ActionSpec, actor: str = "agent"):
         return env.step(spec.name, kwargs, actor=actor).text
 
     def bad_input(err: ValidationError) -> str:
-        return f"The action input for {spec.name} is invalid: {err}\nUsage:\n{spec.usage()}"
+        return spec.invalid_input(err)
 
     return StructuredTool.from_function(func=run, name=tool_name(spec.name), description=spec.description,
                                         args_schema=spec.args_model, handle_validation_error=bad_input)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import re
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -31,6 +32,7 @@ from environments.actions import (
 )
 from environments.low_level import (
     SCRIPT_BRIEF,
+    UNDO_EDIT,
     File,
     LineNumber,
     WriteFileArgs,
@@ -192,27 +194,52 @@ class LLMActions:
         return ctx.observe("Successfully appended the summary to the research log.")
 
     def specs(self) -> list[ActionSpec]:
-        return [
-            ActionSpec("Understand File", "Use this to read the whole file and understand certain aspects. "
-                       "Describe what to look for and what should be returned; a long file is read in "
-                       "chunks and the answers merged.", UnderstandArgs, self.understand, "llm",
-                       brief="an AI reads the whole file (in chunks if long) and answers what you ask"),
-            ActionSpec("Edit Script (AI)", "Use this to do a relatively large but cohesive edit over a python "
-                       "script. An AI edits the script by your instruction and returns the diff; Undo Edit "
-                       "Script reverts it.", EditArgs, self.edit_script, "llm",
-                       brief="an AI edits a python script by your instruction (a large but cohesive edit); "
-                       "returns the diff; Undo Edit Script reverts it"),
-            ActionSpec("Edit Script Segment (AI)", "Use this to edit only lines start..end of a long script "
-                       "by your instruction; the rest stays as it is. Returns the diff.",
-                       EditSegmentArgs, self.edit_segment, "llm",
-                       brief="like Edit Script (AI), for lines start..end of a long script only"),
-            ActionSpec("Reflection", "Use this to look over your past work (the research log) and reflect "
-                       "on something concrete.", ReflectionArgs, self.reflection, "llm",
-                       brief="an AI reflects on something concrete in your past work (the research log)"),
-            ActionSpec("Retrieval from Research Log", "Use this to retrieve what the research log holds "
-                       "that matters for the current plan.", RetrievalArgs, self.retrieval, "llm",
-                       brief="get what in the research log matters for the current plan"),
-            ActionSpec("Append Summary to Research Log", "Use this to keep a summary of the latest results "
-                       "in the research log.", AppendLogArgs, self.append, "llm",
-                       brief="add a summary of the latest results to the research log"),
-        ]
+        return [ActionSpec(r.name, r.description, r.args, getattr(self, r.handler), "llm", brief=r.brief)
+                for r in ROWS]
+
+
+@dataclass(frozen=True)
+class _Row:
+    """One model-backed action: its :class:`ActionSpec` less the handler, which is bound to an
+    agent's :class:`LLMActions` (its models and log)."""
+
+    name: str
+    description: str
+    args: type[ActionArgs]
+    handler: str  # the LLMActions method
+    brief: str
+
+
+UNDERSTAND_FILE = "Understand File"
+EDIT_SCRIPT_AI = "Edit Script (AI)"
+EDIT_SEGMENT_AI = "Edit Script Segment (AI)"
+REFLECTION = "Reflection"
+RETRIEVAL = "Retrieval from Research Log"
+APPEND_SUMMARY = "Append Summary to Research Log"
+
+ROWS = (
+    _Row(UNDERSTAND_FILE, "Use this to read the whole file and understand certain aspects. "
+         "Describe what to look for and what should be returned; a long file is read in "
+         "chunks and the answers merged.", UnderstandArgs, "understand",
+         "an AI reads the whole file (in chunks if long) and answers what you ask"),
+    _Row(EDIT_SCRIPT_AI, "Use this to do a relatively large but cohesive edit over a python "
+         f"script. An AI edits the script by your instruction and returns the diff; {UNDO_EDIT} "
+         "reverts it.", EditArgs, "edit_script",
+         "an AI edits a python script by your instruction (a large but cohesive edit); "
+         f"returns the diff; {UNDO_EDIT} reverts it"),
+    _Row(EDIT_SEGMENT_AI, "Use this to edit only lines start..end of a long script "
+         "by your instruction; the rest stays as it is. Returns the diff.", EditSegmentArgs, "edit_segment",
+         f"like {EDIT_SCRIPT_AI}, for lines start..end of a long script only"),
+    _Row(REFLECTION, "Use this to look over your past work (the research log) and reflect "
+         "on something concrete.", ReflectionArgs, "reflection",
+         "an AI reflects on something concrete in your past work (the research log)"),
+    _Row(RETRIEVAL, "Use this to retrieve what the research log holds "
+         "that matters for the current plan.", RetrievalArgs, "retrieval",
+         "get what in the research log matters for the current plan"),
+    _Row(APPEND_SUMMARY, "Use this to keep a summary of the latest results "
+         "in the research log.", AppendLogArgs, "append",
+         "add a summary of the latest results to the research log"),
+)
+
+#: every model-backed action (kind ``"llm"``), by name: what a person without a model cannot take
+MODEL_ACTIONS: tuple[str, ...] = tuple(r.name for r in ROWS)

@@ -77,11 +77,8 @@ Action Input: <a JSON object>"""
 
 TOOL_REMINDER = "Your response called no tool. {problem} Call exactly one of the tools now."
 
-INVALID_INPUT = """The action input for {action} is invalid: {problem}
-The environment was not called. Usage:
-Action: {action}
-Action Input: {usage}
-Respond again with a corrected Action Input."""
+INVALID_INPUT = """{invalid}
+The environment was not called. Respond again with a corrected Action Input."""
 
 UNKNOWN_ACTION = """There is no action named {action!r}.{hint} The environment was not called.
 Valid actions: {names}. Respond again with one of them."""

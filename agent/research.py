@@ -49,11 +49,13 @@ class ResearchAgent:
         self.plan = ""
         self.meter = Meter(None)
         self.grammar: str | None = None
+        self.env: Environment | None = None
 
     def extra_actions(self) -> Sequence[ActionSpec]:
         return self.tools.specs()
 
     def start(self, env: Environment, history: Sequence[Step]) -> None:
+        self.env = env
         self.meter = Meter(env.run)
         self.tools.bind(env, self.meter)
         self.specs = list(env.actions.values())
@@ -67,8 +69,8 @@ class ResearchAgent:
             self.plan = fields.get("Research Plan and Status", self.plan)
             long = needs_summary(s.observation, self.settings)
             short = cap_text(s.observation, self.settings.summarize_over)[0] if long else None
-            self.steps.append(AgentStep(s.index, s.action, s.args, s.observation, s.error,
-                                        fields.get("Thought", ""), short, fields, s.data))  # no re-summarising
+            self.steps.append(AgentStep(s.index, s.action, s.args, s.observation, s.error,  # no re-summarising
+                                        fields.get("Thought", ""), short, fields, s.data, changed=_changed(s)))
 
     def _messages(self, env: Environment) -> list[dict[str, str]]:
         budget = budget_line(env.run.meta if env.run else None)
@@ -117,7 +119,7 @@ class ResearchAgent:
         try:
             spec.validate(args)
         except ActionInputError as err:
-            return prompts.INVALID_INPUT.format(action=spec.name, problem=err, usage=spec.usage())
+            return prompts.INVALID_INPUT.format(invalid=spec.invalid_input(err))
         return None
 
     def _call(self, model: Model, messages, role: str, tools=None, **options):
@@ -141,6 +143,13 @@ class ResearchAgent:
             summary = checked_summary(reply, obs.full_text or obs.text, self.settings)
         index = self.steps[-1].index + 1 if self.steps else 1
         step = AgentStep(index, proposal.action, proposal.args, obs.text, obs.error,
-                         fields.get("Thought", ""), summary, fields, obs.data)
+                         fields.get("Thought", ""), summary, fields, obs.data,
+                         changed=_changed(getattr(self.env, "last_step", None)))
         self.steps.append(step)
         self.tools.append_log(older_line(step, 400))
+
+
+def _changed(step: Step | None) -> list[str] | None:
+    """The files a recorded step changed (its snapshot's difference from the one before);
+    None when it took no snapshot (an unrecorded session), so nothing is claimed."""
+    return list(step.changed) if step is not None and step.snapshot is not None else None

@@ -14,8 +14,9 @@ from typing import Any
 
 from agent.actor import Actor, ActorError, StoppedWhileWaiting
 from agent.config import ActorConfig, Kind
+from agent.models.providers import default_fast, provider_of
 from environments.environment import environment_for_run
-from environments.manifest import RunManifest, machine, model_uses
+from environments.manifest import ModelUse, RunManifest, machine
 from environments.prepare import prepare_task
 from environments.runs import (
     BUDGET_STATUSES,
@@ -87,7 +88,7 @@ def _kind_of(actor: Actor, model: str | None) -> str | None:
     if (kind := getattr(actor, "config_kind", None)) is not None:
         return kind
     if model:
-        return "langchain" if model.startswith("langchain/") else "research"
+        return "langchain" if provider_of(model) == "langchain" else "research"
     return None
 
 
@@ -111,14 +112,17 @@ def create_run(task_ref: str | Path, actor: Actor, runs_dir: Path, *, config: Ac
     return RunDir.create(Path(runs_dir), meta, task.env_dir), task
 
 
+def model_uses(models: dict[str, str | None]) -> list[ModelUse]:
+    """``{"main": "openai/gpt-4o", ...}`` -> the models with their providers (unset roles left out)."""
+    return [ModelUse(role=role, model=m, provider=provider_of(m)) for role, m in models.items() if m]
+
+
 def new_meta(task: TaskSpec, task_source: str | None, actor: Actor, config: ActorConfig, *,
              sandbox: str, budgets: Budgets, batch: str | None = None) -> RunMeta:
     """The ``run.json`` of a run about to start (a new one, or a fork): a fresh id and a
     manifest of this machine and the models the config names."""
     fast = config.fast_model
     if fast is None and config.kind == "research" and config.model:
-        from agent.factory import default_fast
-
         fast = default_fast(config.model)
     manifest = RunManifest(machine=machine(), started_at=now(), models=model_uses(
         {"main": config.model, "fast": fast, "edit": config.edit_model}))

@@ -29,13 +29,13 @@ from agent.actor import Actor
 from agent.config import ActorConfig
 from agent.replay import with_kept_actions
 from agent.runner import RunHooks, create_run, drive, task_of
-from environments.runs import Budgets, RunDir, RunMeta
+from environments.runs import ENDED_STATUSES, Budgets, RunDir, RunMeta
 from environments.task import TaskSpec
 
 if TYPE_CHECKING:
     from environments.scoring import Score
 
-__all__ = ["Session", "fork", "resume", "score", "start"]
+__all__ = ["Session", "SessionError", "fork", "preflight", "resume", "score", "start"]
 
 
 @dataclass
@@ -80,6 +80,9 @@ def resume(run: RunDir | Path, config: ActorConfig | None = None,
     config = _chosen(with_kept_actions(run.path, config or ActorConfig.from_meta(run.meta)))
     actor = _actor(config)
     run.meta.config, run.meta.limits = config, budgets or run.meta.limits
+    # continuing a stopped run makes it a resumed one (reports keep those apart); a run that
+    # never began, or one that ended and is only driven to be scored again, is not resumed
+    run.meta.resumed += run.meta.status not in ("created", *ENDED_STATUSES)
     run.save_meta()
     return Session(run, task, actor)
 
@@ -111,7 +114,8 @@ def score(run: RunDir | Path, *, step: int | None = None, every_step: bool = Fal
     before) when none is known on this backend, or no run of it could have an improvement.
     ``sandbox`` defaults to the backend the run ran on.
     """
-    from environments.scoring import ensure_baseline, score_run, score_steps
+    from environments.baselines import ensure_baseline
+    from environments.scoring import score_run, score_steps
 
     run = run if isinstance(run, RunDir) else RunDir.open(run)
     task = task_of(run)
@@ -120,6 +124,44 @@ def score(run: RunDir | Path, *, step: int | None = None, every_step: bool = Fal
     if every_step:
         return score_steps(run, task, points=points, sandbox=backend, progress=progress)
     return [score_run(run, task, step=step, sandbox=backend)]
+
+
+class SessionError(ValueError):
+    """A run that cannot begin as asked; the message says why (shown as a usage error)."""
+
+
+def preflight(config: ActorConfig, task: str | Path) -> None:
+    """Refuse, before any run exists, what would only fail at a later step: a replay's actions
+    that ``task`` and the actor do not offer (matched as the environment matches them: case and
+    spaces aside). Other actors' actions are not known before they act."""
+    from agent.factory import AgentConfigError
+    from agent.replay import KIND, MODEL_PREFIX, ReplayActor, ReplayError
+    from environments.low_level import LOW_LEVEL_ACTIONS
+    from environments.suite import resolve_task
+    from environments.task import TaskError
+    from environments.tool_actions import tool_action
+    from environments.validation import VALIDATE
+
+    replay = config.kind == KIND or (config.kind is None and config.actions is not None)
+    if not replay and not (config.model or "").startswith(MODEL_PREFIX):
+        return
+    try:
+        actor = _actor(config)
+        if not isinstance(actor, ReplayActor):
+            return
+        spec = resolve_task(task)
+    except (AgentConfigError, ReplayError, TaskError, KeyError, ValueError, FileNotFoundError) as err:
+        raise SessionError(str(err)) from err
+    offered = [a.name for a in (*LOW_LEVEL_ACTIONS, *actor.extra_actions())]
+    offered += [tool_action(t).name for t in spec.tools if config.method_tools]
+    if spec.validation_budget > 0:
+        offered.append(VALIDATE)
+    key = {"".join(name.lower().split()) for name in offered}
+    unknown = list(dict.fromkeys(p.action for p in actor.actions
+                                 if "".join(p.action.lower().split()) not in key))
+    if unknown:
+        raise SessionError(f"{actor.source}: {spec.name} offers no action "
+                           f"{', '.join(map(repr, unknown))} (it offers: {', '.join(offered)})")
 
 
 def _chosen(config: ActorConfig) -> ActorConfig:

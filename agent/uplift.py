@@ -10,10 +10,10 @@ differences of normalized score, not a comparison of two independent means.
 An uplift folder holds ``uplift.json`` (the :class:`UpliftSpec`) and one batch per arm
 (``with-tools/``, ``without-tools/``), each an ordinary resumable batch (``agent/batch.py``):
 rerunning the command continues whatever was left. Everything after running is pure: the runs
-are read back as report records (``environments/report.py``) and paired here.
+are read back as report records (``environments/reports/``) and paired here.
 
 A run's value is its final score's normalized score, failures of the submission counting as 0
-(the baseline anchor; :func:`environments.report.step_value`). A pair one of whose runs has no
+(the baseline anchor; :func:`environments.reports.step_value`). A pair one of whose runs has no
 value yet (not finished, not scored, an infrastructure failure) is *incomplete*: listed, never
 silently dropped, and left out of the interval.
 """
@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 
 from agent.batch import BatchResult, BatchSpec, Progress, run_batch
 from agent.config import ActorConfig
-from environments.report import NO_TOOLS, UNISOLATED, RunRecord, load_runs, step_value
+from environments.reports import RunRecord, load_runs, step_value
 from environments.runs import Budgets
 from environments.snapshots import _fsync_write
 from environments.timing import t975
@@ -78,7 +78,7 @@ def open_uplift(root: str | Path, spec: UpliftSpec | None) -> UpliftSpec:
     return stored
 
 
-def check_task(task_ref: str) -> None:
+def check_uplift_task(task_ref: str) -> None:
     """An experiment that cannot measure anything is a usage error before any run starts."""
     from environments.anchors import load_anchors
     from environments.suite import resolve_task
@@ -97,7 +97,7 @@ def run_uplift(root: str | Path, spec: UpliftSpec | None = None, *, jobs: int = 
                on_measure: Callable[[str], None] | None = None) -> dict[str, BatchResult]:
     """Run (or continue) both arms, the treatment first; ``spec`` may be left out to resume."""
     if spec is not None:
-        check_task(spec.task)  # before the folder is made: a useless experiment leaves nothing
+        check_uplift_task(spec.task)  # before the folder is made: a useless experiment leaves nothing
     spec = open_uplift(root, spec)
     results = {}
     for tools, name in ARMS.items():
@@ -162,16 +162,16 @@ def run_value(record: RunRecord | None) -> tuple[float | None, str | None]:
 
 def pair_runs(with_runs: list[RunRecord], without_runs: list[RunRecord],
               models: list[str], seeds: list[int]) -> list[Pair]:
-    """Every (model, seed) of the spec, matched across the arms by model label and seed."""
+    """Every (model, seed) of the spec, matched across the arms by the runs' model string
+    (``RowKey.who``) and seed; of several runs of one pair (a retried one) the latest counts."""
     def index(runs: list[RunRecord]) -> dict[tuple[str, int], RunRecord]:
-        return {(_base(r.model), r.seed): r for r in runs}
+        return {(r.key.who, r.seed): r for r in sorted(runs, key=lambda r: r.created_at)}
 
     treated, control = index(with_runs), index(without_runs)
-    labels = _labels(models, [r.model_copy(update={"model": _base(r.model)}) for r in [*with_runs, *without_runs]])
     pairs = []
     for model in models:
         for seed in seeds:
-            a, b = treated.get((labels[model], seed)), control.get((labels[model], seed))
+            a, b = treated.get((model, seed)), control.get((model, seed))
             (va, why_a), (vb, why_b) = run_value(a), run_value(b)
             missing = "; ".join(f"{arm}: {why}" for arm, why in
                                 ((ARMS[True], why_a), (ARMS[False], why_b)) if why) or None
@@ -180,17 +180,6 @@ def pair_runs(with_runs: list[RunRecord], without_runs: list[RunRecord],
                               cost_with=a.cost if a else 0.0, cost_without=b.cost if b else 0.0,
                               missing=missing))
     return pairs
-
-
-def _base(label: str) -> str:
-    """The report labels the control arm's runs as such; pairing needs the model's own label."""
-    return label.replace(NO_TOOLS, "")
-
-
-def _labels(models: list[str], runs: list[RunRecord]) -> dict[str, str]:
-    """Model string -> the report's label for it (a run without isolation is labelled so)."""
-    found = {r.model for r in runs}
-    return {m: m + UNISOLATED if m not in found and m + UNISOLATED in found else m for m in models}
 
 
 class UpliftRow(BaseModel):
@@ -208,7 +197,8 @@ class UpliftRow(BaseModel):
     cost_without: float
 
 
-def summarise(pairs: list[Pair]) -> list[UpliftRow]:
+def uplift_rows(pairs: list[Pair]) -> list[UpliftRow]:
+    """One row per model: its pairs' mean difference with its interval, and what each arm spent."""
     rows = []
     for model in dict.fromkeys(p.model for p in pairs):
         mine = [p for p in pairs if p.model == model]
@@ -243,7 +233,7 @@ def uplift_report(root: str | Path) -> UpliftReport:
         task = resolve_task(spec.task).name
     except Exception:  # noqa: BLE001 - the report must not need the task folder
         task = Path(spec.task).name
-    return UpliftReport(task=task, rows=summarise(pairs), pairs=pairs)
+    return UpliftReport(task=task, rows=uplift_rows(pairs), pairs=pairs)
 
 
 def interval_text(i: Interval | None) -> str:

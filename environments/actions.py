@@ -158,6 +158,11 @@ class ActionSpec:
             lines.append(f'    "{name}": [{desc}]')
         return "{\n" + ",\n".join(lines) + "\n}"
 
+    def invalid_input(self, problem: object) -> str:
+        """What an actor is told when its input for this action does not validate: the one
+        wording the environment, a LangChain tool and the research agent's retry all use."""
+        return f"The action input for {self.name} is invalid: {problem}\nUsage:\n{self.usage()}"
+
     def describe(self) -> str:
         """The block a prompt lists for this action."""
         return f"- {self.name}:\n    {self.description}\n    Usage:\n    ```\n    Action: {self.name}\n    Action Input: {_indent(self.usage())}\n    ```"

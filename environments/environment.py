@@ -6,7 +6,7 @@ actor's mistake: unknown actions, bad arguments, refused paths and failed script
 back as error observations, and the step is still recorded.
 
 The Environment is the :class:`~environments.actions.ActionContext` its handlers get: it sits
-above every action module (low-level, tool, validation) and above scoring, and none of them
+above every action module (low-level, tool, validation) and above evaluation, and none of them
 imports it.
 """
 
@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from environments.actions import ActionFailed, ActionInputError, ActionSpec
 from environments.backups import Backups
+from environments.evaluate import evaluate
 from environments.low_level import LOW_LEVEL_ACTIONS
 from environments.observation import (
     DEFAULT_OBSERVATION_CAP,
@@ -35,7 +36,6 @@ from environments.paths import PathGuard
 from environments.runs import RunDir, Step
 from environments.safefs import WorkspaceError
 from environments.sandboxing import code_mounts, sandbox_limits
-from environments.scoring import evaluate
 from environments.snapshots import SnapshotError
 from environments.task import TaskSpec
 from environments.tool_actions import tool_action
@@ -115,7 +115,7 @@ class Environment:
             raise ActionFailed(f"step {index}'s snapshot was not stored (the workspace was over its "
                                "disk cap), so it cannot be restored")
         try:
-            return len(self.run.restore(index).files)
+            return self.run.restore(index).count
         except SnapshotError as err:
             raise ActionFailed(str(err)) from err
 
@@ -162,10 +162,7 @@ class Environment:
         try:
             parsed = spec.validate(args)
         except ActionInputError as err:
-            return self._error(
-                f"The action input for {spec.name} is invalid: {err}\n"
-                f"Usage:\n{spec.usage()}"
-            ), None
+            return self._error(spec.invalid_input(err)), None
         start = time.perf_counter()
         try:
             obs = spec.handler(self, parsed)

@@ -51,6 +51,18 @@ LINES_HEADER = "Here are the lines (the file ends at line {count}):"
 
 
 # MLAgentBench's argument wording (its descriptions), and labcoat's briefs for the research prompt.
+#: the actions' names, spelled once: every other module that names an action imports these
+LIST_FILES = "List Files"
+READ_FILE = "Read File"
+WRITE_FILE = "Write File"
+APPEND_FILE = "Append File"
+COPY_FILE = "Copy File"
+UNDO_EDIT = "Undo Edit Script"
+EXECUTE_SCRIPT = "Execute Script"
+INSPECT_LINES = "Inspect Script Lines"
+FINAL_ANSWER = "Final Answer"
+RESTORE = "Restore Workspace"
+
 FILE = "a valid file name with relative path to current directory if needed"
 SCRIPT = "a valid python script name with relative path to current directory if needed"
 SCRIPT_BRIEF = "a python script"
@@ -193,7 +205,7 @@ def restore_workspace(ctx: ActionContext, a: RestoreArgs) -> Observation:
 
 
 RESTORE_WORKSPACE = ActionSpec(
-    "Restore Workspace", "Use this to make the whole workspace exactly as a recorded step left it "
+    RESTORE, "Use this to make the whole workspace exactly as a recorded step left it "
     "(its files and outputs), from the run's snapshot.", RestoreArgs, restore_workspace,
     brief="make the workspace as a step left it", free=True)
 """Not offered by default: an actor that needs it brings it (the tree agent, to end with its
@@ -281,23 +293,23 @@ def final_answer(ctx: ActionContext, a: FinalAnswerArgs) -> Observation:
 
 
 LOW_LEVEL_ACTIONS = [
-    ActionSpec("List Files", "Use this to navigate the file system.", ListFilesArgs, list_files,
+    ActionSpec(LIST_FILES, "Use this to navigate the file system.", ListFilesArgs, list_files,
                brief="list a directory"),
-    ActionSpec("Read File", "Use this to read an existing file.", ReadFileArgs, read_file, brief="read a file"),
-    ActionSpec("Write File", "Use this to write a file. If the file already exists, it will be overwritten.",
+    ActionSpec(READ_FILE, "Use this to read an existing file.", ReadFileArgs, read_file, brief="read a file"),
+    ActionSpec(WRITE_FILE, "Use this to write a file. If the file already exists, it will be overwritten.",
                WriteFileArgs, write_file, brief="write a file (overwrites)"),
-    ActionSpec("Append File", "Use this to append content to the end of a file (the file is created if missing).",
+    ActionSpec(APPEND_FILE, "Use this to append content to the end of a file (the file is created if missing).",
                WriteFileArgs, append_file, brief="append to a file (created if missing)"),
-    ActionSpec("Copy File", "Use this to copy a file to a new location with a new name.",
+    ActionSpec(COPY_FILE, "Use this to copy a file to a new location with a new name.",
                CopyFileArgs, copy_file, brief="copy a file"),
-    ActionSpec("Undo Edit Script", "Use this to undo the last edit of the python script.",
+    ActionSpec(UNDO_EDIT, "Use this to undo the last edit of the python script.",
                UndoArgs, undo_edit, brief="undo the script's last edit"),
-    ActionSpec("Execute Script", "Use this to execute the python script. The script must already exist.",
+    ActionSpec(EXECUTE_SCRIPT, "Use this to execute the python script. The script must already exist.",
                ExecuteArgs, execute_script, brief="run an existing python script"),
-    ActionSpec("Inspect Script Lines", f"Use this to inspect specific part of a python script precisely, "
+    ActionSpec(INSPECT_LINES, f"Use this to inspect specific part of a python script precisely, "
                f"or the full content of a short script. The number of lines to display is limited to "
                f"{MAX_INSPECT_LINES} lines. This is especially helpful when debugging.",
                InspectArgs, inspect_lines, brief=f"show a script's lines start..end exactly (at most {MAX_INSPECT_LINES})"),
-    ActionSpec("Final Answer", "Use this to provide the final answer to the current task.",
+    ActionSpec(FINAL_ANSWER, "Use this to provide the final answer to the current task.",
                FinalAnswerArgs, final_answer, brief="submit your final answer"),
 ]

@@ -79,12 +79,6 @@ def machine() -> Machine:
                    gpus=gpus, os=platform.platform(), python=platform.python_version())
 
 
-def model_uses(models: dict[str, str | None]) -> list[ModelUse]:
-    """``{"main": "openai/gpt-4o", ...}`` -> the models with their providers (unset roles left out)."""
-    return [ModelUse(role=role, model=m, provider=m.partition("/")[0])
-            for role, m in models.items() if m]
-
-
 def lookup(data: dict[str, Any], key: str) -> Any:
     """A dotted key in a run's ``run.json`` (``manifest.machine.cores``, ``config.mode``), with
     short names for what reports filter on most: ``backend``, ``gpu``, ``cores``, ``cpu``,

@@ -26,6 +26,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticSerializationError
 
+from environments.low_level import FINAL_ANSWER
 from environments.manifest import RunManifest
 from environments.safefs import WorkspaceError, WorkspaceFS, copy_tree
 from environments.snapshots import Manifest, SnapshotStore, _fsync_write
@@ -188,6 +189,8 @@ class RunMeta(BaseModel):
     batch: str | None = Field(None, description="the batch folder, for a batch's run")
     manifest: RunManifest | None = None
     fork: ForkOrigin | None = Field(None, description="set on a run forked from another's step")
+    resumed: int = Field(0, description="times the run was continued after it stopped (resume); "
+                         "reports keep such runs apart from independent attempts")
     status: RunStatus = "created"
     status_reason: str = ""
     final_answer: str | None = None
@@ -285,7 +288,7 @@ class Step(BaseModel):
     def is_final_answer(self) -> bool:
         """The step gave the run's answer: a Final Answer that was accepted (one refused as an
         error does not end the run)."""
-        return self.action == "Final Answer" and not self.error
+        return self.action == FINAL_ANSWER and not self.error
 
 
 def clean(value: Any) -> Any:

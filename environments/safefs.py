@@ -254,6 +254,19 @@ class WorkspaceFS:
         with self.folder(rel) as fd:
             return sorted(_entries(fd), key=lambda e: e.name)
 
+    @_named_errors
+    def stats(self, rel: str) -> list[tuple[str, os.stat_result]]:
+        """(name, ``lstat``) of each entry of folder ``rel``, unsorted: :meth:`listdir` at
+        the least cost per name, for snapshots that stat every file of a large workspace."""
+        with self.folder(rel) as fd, os.scandir(fd) as it:
+            found = []
+            for e in it:
+                try:
+                    found.append((e.name, e.stat(follow_symlinks=False)))
+                except FileNotFoundError:
+                    continue
+            return found
+
     # --- writing --------------------------------------------------------------------------------
 
     @_named_errors

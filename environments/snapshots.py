@@ -1,32 +1,62 @@
-"""Content-addressed workspace snapshots: a step stores only what changed.
+"""Content-addressed workspace snapshots: a step costs what it changed.
 
-Each snapshot is a manifest (path -> sha256, size, mode) plus objects named by their hash, so
-a file that never changes is stored once however many steps there are. Files still identical
-to the task's pristine ``env/`` are not copied at all: the manifest marks them ``base`` and a
-restore copies them from the task folder (checking the hash), which keeps a run directory
-about the size of its workspace even when the task ships a large data file.
+A snapshot is a tree of directory objects, as git's are: each folder is one object listing
+its files (sha256, size, mode, and the ``lstat`` key below) and its subfolders (their
+objects' names), named by the sha256 of that listing; file contents are objects named by
+their own sha256. A step's manifest names only the root folder's object. A folder in which
+nothing changed keeps its object's name, so it is written once however many steps there are,
+and the next step finds it unchanged without reading a file: a file whose size, mtime, ctime
+and inode (git's index check) all match the previous step's entry is taken as it was. ctime is
+set by the kernel on every write, chmod or rename and cannot be set back from the sandbox, and
+the sandbox runs nothing between commands, when snapshots are taken, so the check cannot be
+raced. Each folder's entry also carries a hash of its content alone (names, file hashes,
+modes: no ``lstat`` key), the count of files beneath it and their bytes not in the task's
+folder, so comparing two steps, scoring's "same workspace" key and the disk cap need no walk
+of what did not change.
+
+Files still identical to the task's pristine ``env/`` are not copied at all: the tree marks
+them ``base`` and a restore copies them from the task folder (checking the hash), which keeps
+a run directory about the size of its workspace even when the task ships a large data file.
 
 The workspace is read and rebuilt only through :class:`~environments.safefs.WorkspaceFS`: by
-descriptor, iteratively (a 1,200-deep tree costs no recursion), never following a link out and
-never opening a FIFO, socket or device. What a snapshot leaves out (such files, names that are
-not UTF-8, folders past the depth cap) it says in ``Manifest.notes``; past the task's disk cap
-(apparent sizes, so a sparse file counts whole) it stores nothing and says so.
+descriptor, one folder at a time (the memory a step takes is its changed folders' listings,
+not a list of every path), never following a link out and never opening a FIFO, socket or
+device. What a snapshot leaves out (such files, names that are not UTF-8, folders past the
+depth cap) it says in ``Manifest.notes``; past the task's disk cap (apparent sizes, so a
+sparse file counts whole) it stores nothing and says so.
+
+Runs recorded before trees existed have manifests listing every file (``files``); they still
+load, restore, compare and fork, and their next step is recorded as a tree.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import secrets
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from stat import S_ISDIR, S_ISLNK, S_ISREG
+from typing import Any, NamedTuple
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from environments.safefs import CHUNK, WorkspaceError, WorkspaceFS
+from environments.safefs import (
+    _KIND_WORDS,
+    CHUNK,
+    MAX_DEPTH,
+    WorkspaceError,
+    WorkspaceFS,
+    display_name,
+    is_utf8,
+    kind_of,
+)
 
 MAX_NOTED = 10  # skipped paths named in a snapshot's note; the rest are counted
+TREE_CACHE = 256  # parsed folder objects kept for lookups by path (reads, base checks)
 
 
 class FileEntry(BaseModel):
@@ -36,24 +66,107 @@ class FileEntry(BaseModel):
     base: bool = False
     mtime_ns: int = 0
     ino: int = 0
+    ctime_ns: int = 0
+
+
+class Leaf(NamedTuple):
+    """A file in a folder object (stored as a JSON list, in this order)."""
+
+    sha: str
+    size: int
+    mode: int
+    base: bool
+    mtime_ns: int
+    ctime_ns: int
+    ino: int
+
+    def same_stat(self, st: os.stat_result) -> bool:
+        """Unchanged since recorded, by git's index check (never true for an old run's entry,
+        which has no ctime)."""
+        return bool(self.ctime_ns) and (self.size, self.mtime_ns, self.ctime_ns, self.ino) == (
+            st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+    def entry(self) -> FileEntry:
+        return FileEntry(sha=self.sha, size=self.size, mode=self.mode, base=self.base,
+                         mtime_ns=self.mtime_ns, ino=self.ino, ctime_ns=self.ctime_ns)
+
+
+class Sub(NamedTuple):
+    """A folder's entry in its parent (and the root's, in a manifest): its object's name, the
+    hash of its content alone, the files beneath it and their bytes not in the task's folder."""
+
+    tree: str
+    content: str
+    count: int
+    nonbase: int
+
+
+EMPTY_CONTENT = hashlib.sha256(b'{"d":{},"f":{}}').hexdigest()
 
 
 class Manifest(BaseModel):
+    """One step's snapshot: the root folder's object (``tree``), or, in a run recorded before
+    trees, every file (``files`` in the JSON; ``flat`` here)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
     label: str
-    files: dict[str, FileEntry]
+    tree: str | None = None
+    content: str | None = Field(None, description="hash of the workspace's content alone")
+    file_count: int = 0
+    nonbase: int = Field(0, description="bytes of files that are not the task's own")
+    flat: dict[str, FileEntry] | None = Field(None, alias="files")
     stored: bool = Field(True, description="False: over the disk cap; files are the previous step's")
     notes: list[str] = Field(default_factory=list, description="what was left out, for the step's observation")
+    _store: SnapshotStore | None = PrivateAttr(None)
+    _files: dict[str, FileEntry] | None = PrivateAttr(None)
+
+    @property
+    def root(self) -> Sub | None:
+        if self.tree is None:
+            return None
+        return Sub(self.tree, self.content or "", self.file_count, self.nonbase)
+
+    @property
+    def count(self) -> int:
+        """Files in the snapshot."""
+        return len(self.flat) if self.flat is not None else self.file_count
+
+    @property
+    def files(self) -> dict[str, FileEntry]:
+        """Every file (path -> entry), built on first use: O(files), for viewers and diffs;
+        the step loop and scoring use :meth:`changed_since` and :meth:`key` instead."""
+        if self.flat is not None:
+            return self.flat
+        if self._files is None:
+            self._files = ({} if self.tree is None else
+                           {rel: leaf.entry() for rel, leaf in self._need_store().iter_tree(self.tree)})
+        return self._files
+
+    def key(self) -> str:
+        """Equal for two snapshots exactly when their files' paths, contents and modes are."""
+        if self.flat is None:
+            return self.content or EMPTY_CONTENT
+        return json.dumps({k: v.sha for k, v in sorted(self.flat.items())})
 
     def changed_since(self, other: Manifest | None) -> list[str]:
-        """Paths added, removed or modified relative to ``other``."""
+        """Paths added, removed or modified relative to ``other``: two trees are compared
+        folder by folder, skipping every folder whose content hash is the same."""
         if other is None:
             return sorted(self.files)
-        paths = set(self.files) | set(other.files)
-        return sorted(
-            p for p in paths
-            if (p in self.files) != (p in other.files)
-            or (p in self.files and self.files[p].sha != other.files[p].sha)
-        )
+        if self.flat is None and other.flat is None and self._store and other._store:
+            out: list[str] = []
+            self._store.diff_trees(other.root, self.root, "", out, other._store)
+            return sorted(out)
+        mine, theirs = self.files, other.files
+        paths = set(mine) | set(theirs)
+        return sorted(p for p in paths if (p in mine) != (p in theirs)
+                      or (p in mine and mine[p].sha != theirs[p].sha))
+
+    def _need_store(self) -> SnapshotStore:
+        if self._store is None:
+            raise SnapshotError(f"snapshot {self.label} was not loaded from a store")
+        return self._store
 
 
 class SnapshotError(RuntimeError):
@@ -86,17 +199,26 @@ def _fsync_write(path: Path, data: str) -> None:
     tmp.replace(path)
 
 
+def _canonical(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
+
+
+def _join(rel: str, name: str) -> str:
+    return f"{rel}/{name}" if rel else name
+
+
 def walk_files(root: Path) -> list[tuple[str, Path]]:
     """Regular files under ``root`` (symlinks and special files are not followed or stored)."""
     return [(rel, Path(root) / rel) for rel, _ in WorkspaceFS(root).walk().files]
 
 
-def skip_note(skipped: list[tuple[str, str]]) -> list[str]:
+def skip_note(skipped: list[tuple[str, str]], more: int = 0) -> list[str]:
     if not skipped:
         return []
     named = "; ".join(f"'{rel}' ({why})" for rel, why in skipped[:MAX_NOTED])
-    more = f"; and {len(skipped) - MAX_NOTED} more" if len(skipped) > MAX_NOTED else ""
-    return [f"Not in this step's snapshot (so not scored, and removed on resume): {named}{more}."]
+    extra = max(len(skipped) - MAX_NOTED, 0) + more
+    tail = f"; and {extra} more" if extra else ""
+    return [f"Not in this step's snapshot (so not scored, and removed on resume): {named}{tail}."]
 
 
 def over_cap_note(added: int, cap_bytes: int) -> str:
@@ -106,19 +228,48 @@ def over_cap_note(added: int, cap_bytes: int) -> str:
             f"scoring and resume use it. Delete or shrink files to go on.")
 
 
+@dataclass
+class _Changed:
+    """A folder in which something changed (pass 1 of :meth:`SnapshotStore.take`): files kept
+    from the previous step (its stored ``Leaf`` list) or to hash (``os.stat_result``), and
+    subfolders, each unchanged (``Sub``) or changed."""
+
+    files: dict[str, list | os.stat_result] = field(default_factory=dict)
+    dirs: dict[str, Sub | _Changed] = field(default_factory=dict)
+
+
+@dataclass
+class _Scan:
+    fs: WorkspaceFS
+    added: int = 0  # bytes not known to be the task's own (the disk cap's count)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    more_skipped: int = 0
+
+    def skip(self, rel: str, why: str) -> None:
+        if len(self.skipped) < MAX_NOTED:
+            self.skipped.append((rel, why))
+        else:
+            self.more_skipped += 1
+
+
 class SnapshotStore:
     def __init__(self, root: Path, base_dir: Path | None = None) -> None:
         self.root = root
         self.objects = root / "objects"
+        self.trees = root / "trees"
         self.manifests = root / "manifests"
         self.objects.mkdir(parents=True, exist_ok=True)
         self.manifests.mkdir(parents=True, exist_ok=True)
         self.base_dir = base_dir
         self._last: Manifest | None = None
-        self._base: dict[str, str] = {}
+        self._initial: Manifest | None = None
+        self._cache: dict[str, dict] = {}
 
     def _object(self, sha: str) -> Path:
         return self.objects / sha[:2] / sha
+
+    def _tree_path(self, sha: str) -> Path:
+        return self.trees / sha[:2] / sha
 
     def labels(self) -> list[str]:
         return sorted(p.stem for p in self.manifests.glob("*.json"))
@@ -127,14 +278,101 @@ class SnapshotStore:
         path = self.manifests / f"{label}.json"
         if not path.exists():
             raise SnapshotError(f"no snapshot {label!r} in {self.manifests}")
-        return Manifest.model_validate_json(path.read_text())
+        manifest = Manifest.model_validate_json(path.read_text())
+        manifest._store = self
+        return manifest
 
-    def _remember_base(self, manifest: Manifest) -> None:
-        self._base = {p: e.sha for p, e in manifest.files.items() if e.base}
+    # --- folder objects ---------------------------------------------------------------------
+
+    def tree(self, sha: str) -> dict:
+        """Folder object ``sha``: ``{"d": {name: Sub}, "f": {name: Leaf}}`` (as JSON lists)."""
+        cached = self._cache.get(sha)
+        if cached is not None:
+            return cached
+        try:
+            obj = json.loads(self._tree_path(sha).read_bytes())
+        except (OSError, ValueError) as err:
+            raise SnapshotError(f"folder object {sha[:12]} is missing or unreadable: {err}") from err
+        if len(self._cache) >= TREE_CACHE:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[sha] = obj
+        return obj
+
+    def _put_tree(self, obj: dict) -> str:
+        data = _canonical(obj)
+        sha = hashlib.sha256(data).hexdigest()
+        dest = self._tree_path(sha)
+        if not dest.exists():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.trees / f"tmp-{secrets.token_hex(8)}"
+            tmp.write_bytes(data)
+            tmp.replace(dest)
+        return sha
+
+    def _children(self, sub: Sub | None) -> tuple[dict[str, Leaf], dict[str, Sub]]:
+        if sub is None:
+            return {}, {}
+        obj = self.tree(sub.tree)
+        return ({n: Leaf(*v) for n, v in obj["f"].items()}, {n: Sub(*v) for n, v in obj["d"].items()})
+
+    def iter_tree(self, sha: str, rel: str = "") -> Iterator[tuple[str, Leaf]]:
+        """Every file beneath folder object ``sha`` (depth-first, one folder in memory at a time)."""
+        stack = [(rel, sha)]
+        while stack:
+            at, tree = stack.pop()
+            obj = self.tree(tree)
+            for name, v in obj["f"].items():
+                yield _join(at, name), Leaf(*v)
+            stack.extend((_join(at, name), Sub(*v).tree) for name, v in obj["d"].items())
+
+    def diff_trees(self, a: Sub | None, b: Sub | None, rel: str, out: list[str],
+                   a_store: SnapshotStore | None = None) -> None:
+        """Append to ``out`` the files that differ between folder ``a`` (of ``a_store``, by
+        default this store: another run's when two runs are compared) and this store's ``b``."""
+        a_store = a_store or self
+        if a is not None and b is not None and a.content == b.content:
+            return
+        fa, da = a_store._children(a)
+        fb, db = self._children(b)
+        for name in fa.keys() | fb.keys():
+            la, lb = fa.get(name), fb.get(name)
+            if la is None or lb is None or la.sha != lb.sha:
+                out.append(_join(rel, name))
+        for name in da.keys() | db.keys():
+            self.diff_trees(da.get(name), db.get(name), _join(rel, name), out, a_store)
+
+    def _lookup(self, manifest: Manifest, rel: str) -> FileEntry | Leaf | None:
+        """One file's entry at ``manifest``, by walking its folders (O(depth))."""
+        if manifest.flat is not None:
+            return manifest.flat.get(rel)
+        sub, parts = manifest.root, rel.split("/")
+        for part in parts[:-1]:
+            if sub is None:
+                return None
+            sub = Sub(*v) if (v := self.tree(sub.tree)["d"].get(part)) else None
+        if sub is None:
+            return None
+        v = self.tree(sub.tree)["f"].get(parts[-1])
+        return Leaf(*v) if v else None
+
+    # --- base files ---------------------------------------------------------------------------
+
+    def _initial_manifest(self) -> Manifest | None:
+        if self._initial is None:
+            labels = self.labels()
+            self._initial = self.load(labels[0]) if labels else None
+        return self._initial
+
+    def _base_sha(self, rel: str) -> str | None:
+        initial = self._initial_manifest()
+        entry = self._lookup(initial, rel) if initial is not None else None
+        return entry.sha if entry is not None and entry.base else None
 
     def _same_as_base(self, rel: str, size: int, sha: str) -> bool:
         base = self.base_dir / rel if self.base_dir else None
         return bool(base and base.is_file() and base.stat().st_size == size and _sha256(base) == sha)
+
+    # --- recording ----------------------------------------------------------------------------
 
     def _store(self, fs: WorkspaceFS, rel: str) -> str:
         """Copy ``rel`` into the object store by descriptor; its sha256 as copied."""
@@ -152,124 +390,251 @@ class SnapshotStore:
             tmp.unlink(missing_ok=True)
         return h.hexdigest()
 
-    def _last_manifest(self, initial: bool) -> dict[str, FileEntry]:
+    def _previous(self, initial: bool) -> Manifest | None:
         if self._last is None and not initial:
             labels = self.labels()
             if labels:
                 self._last = self.load(labels[-1])
-                self._remember_base(self.load(labels[0]))
-        return self._last.files if self._last else {}
+        return None if initial else self._last
 
     def take(self, workspace: Path, label: str, *, initial: bool = False,
              cap_bytes: int | None = None) -> Manifest:
         """Record the workspace as snapshot ``label``. ``initial`` marks files as the base.
 
-        Past ``cap_bytes`` of files that are not the task's own unchanged ones, nothing is
-        hashed or copied: the manifest repeats the previous files with ``stored=False``.
+        Pass 1 walks the workspace one folder at a time against the previous step's tree,
+        reading no file (the ``lstat`` key decides) and keeping only changed folders. Past
+        ``cap_bytes`` of files that are not the task's own unchanged ones, nothing is hashed
+        or copied: the manifest repeats the previous tree with ``stored=False``. Pass 2 hashes
+        and stores the changed files and writes the changed folders' objects.
         """
-        previous = self._last_manifest(initial)
-        fs = WorkspaceFS(workspace)
-        walk = fs.walk()
-        notes = skip_note(walk.skipped)
-
-        def unchanged(rel: str, st: os.stat_result) -> FileEntry | None:
-            old = previous.get(rel)
-            same = old and (old.size, old.mtime_ns, old.ino) == (st.st_size, st.st_mtime_ns, st.st_ino)
-            return old if same else None
-
-        added = sum(st.st_size for rel, st in walk.files if not (e := unchanged(rel, st)) or not e.base)
-        if cap_bytes is not None and not initial and added > cap_bytes:
-            manifest = Manifest(label=label, files=dict(previous), stored=False,
-                                notes=[over_cap_note(added, cap_bytes), *notes])
+        previous = self._previous(initial)
+        scan = _Scan(WorkspaceFS(workspace))
+        prev_root = previous.root if previous is not None else None  # an old run's: no tree
+        node = self._scan(scan, "", prev_root, 0)
+        notes = skip_note(scan.skipped, scan.more_skipped)
+        if cap_bytes is not None and not initial and scan.added > cap_bytes:
+            kept = previous.model_dump(exclude={"label", "stored", "notes"}, by_alias=True) if previous else {}
+            manifest = Manifest(label=label, **kept, stored=False,
+                                notes=[over_cap_note(scan.added, cap_bytes), *notes])
             return self._save(manifest)
-        files: dict[str, FileEntry] = {}
-        for rel, st in walk.files:
-            try:
-                entry = self._entry(fs, rel, st, unchanged(rel, st), initial)
-            except WorkspaceError as err:  # changed into a link or folder since the walk
-                notes.append(f"Not in this step's snapshot: {err}.")
-                continue
-            files[rel] = entry
-        manifest = self._save(Manifest(label=label, files=files, notes=notes))
+        root = self._build(scan, "", node, initial, notes)
+        manifest = self._save(Manifest(label=label, tree=root.tree, content=root.content,
+                                       file_count=root.count, nonbase=root.nonbase, notes=notes))
         if initial:
-            self._remember_base(manifest)
+            self._initial = manifest
         self._last = manifest
         return manifest
 
-    def _save(self, manifest: Manifest) -> Manifest:
-        _fsync_write(self.manifests / f"{manifest.label}.json", manifest.model_dump_json())
-        return manifest
+    def _scan(self, scan: _Scan, rel: str, prev: Sub | None, depth: int) -> Sub | _Changed:
+        """Folder ``rel`` as it stands against ``prev``: ``prev`` itself when nothing in it
+        changed, else what changed (files to hash, subfolders to build). The loop is the cost
+        of every unchanged file, so it compares the stored lists as they are."""
+        try:
+            entries = scan.fs.stats(rel or ".")
+        except WorkspaceError:
+            entries = []  # the folder changed under the walk; what is there now is taken next time
+        obj = self.tree(prev.tree) if prev is not None else {"f": {}, "d": {}}
+        pf, pd = obj["f"], obj["d"]
+        node, same, added = _Changed(), prev is not None, 0
+        files, dirs = node.files, node.dirs
+        for name, st in entries:
+            mode = st.st_mode
+            if S_ISREG(mode):
+                old = pf.get(name)
+                # git's index check: size, mtime, ctime, inode (old[5]: an old run has no ctime)
+                if (old is not None and old[5] and old[1] == st.st_size and old[4] == st.st_mtime_ns
+                        and old[5] == st.st_ctime_ns and old[6] == st.st_ino):
+                    files[name] = old
+                    added += 0 if old[3] else old[1]
+                    continue
+                if not is_utf8(name):
+                    scan.skip(display_name(_join(rel, name)), "its name is not UTF-8")
+                    continue
+                files[name] = st
+                added += st.st_size
+                same = False
+            elif not is_utf8(name):  # a run record is JSON text: an escaped name could collide
+                scan.skip(display_name(_join(rel, name)), "its name is not UTF-8")
+            elif S_ISDIR(mode):
+                child = _join(rel, name)
+                if depth + 1 >= MAX_DEPTH:
+                    scan.skip(child, f"it is more than {MAX_DEPTH} folders deep")
+                    continue
+                old_sub = Sub(*pd[name]) if name in pd else None
+                sub = self._scan(scan, child, old_sub, depth + 1)
+                dirs[name] = sub
+                same = same and sub is old_sub
+            elif not S_ISLNK(mode):
+                scan.skip(_join(rel, name), f"it is {_KIND_WORDS[kind_of(mode)]}")
+        scan.added += added
+        if same and len(files) == len(pf) and len(dirs) == len(pd):
+            assert prev is not None
+            return prev
+        return node
 
-    def _entry(self, fs: WorkspaceFS, rel: str, st: os.stat_result, old: FileEntry | None,
-               initial: bool) -> FileEntry:
-        sha = old.sha if old else _digest(fs.chunks(rel))
-        is_base = self._base.get(rel) == sha or (initial and self._same_as_base(rel, st.st_size, sha))
+    def _build(self, scan: _Scan, rel: str, node: Sub | _Changed, initial: bool,
+               notes: list[str]) -> Sub:
+        """Hash and store what changed beneath ``rel``; write its folder objects."""
+        if isinstance(node, Sub):
+            return node
+        files: dict[str, Leaf | list] = {}  # a list: kept from the previous tree as stored
+        for name, item in node.files.items():
+            if isinstance(item, list):
+                files[name] = item
+                continue
+            try:
+                files[name] = self._leaf(scan.fs, _join(rel, name), item, initial)
+            except WorkspaceError as err:  # changed into a link or folder since the walk
+                notes.append(f"Not in this step's snapshot: {err}.")
+        dirs = {name: self._build(scan, _join(rel, name), sub, initial, notes)
+                for name, sub in node.dirs.items()}
+        content = hashlib.sha256(_canonical({
+            "d": {n: s.content for n, s in dirs.items()},
+            "f": {n: [leaf[0], leaf[2]] for n, leaf in files.items()}})).hexdigest()
+        tree = self._put_tree({"d": {n: list(s) for n, s in dirs.items()},
+                               "f": {n: list(leaf) for n, leaf in files.items()}})
+        return Sub(tree, content,
+                   len(files) + sum(s.count for s in dirs.values()),
+                   sum(leaf[1] for leaf in files.values() if not leaf[3])
+                   + sum(s.nonbase for s in dirs.values()))
+
+    def _leaf(self, fs: WorkspaceFS, rel: str, st: os.stat_result, initial: bool) -> Leaf:
+        sha = _digest(fs.chunks(rel))
+        is_base = self._base_sha(rel) == sha or (initial and self._same_as_base(rel, st.st_size, sha))
         if not is_base and not self._object(sha).exists():
             sha = self._store(fs, rel)  # hashed again as copied: what is stored is what is named
-        return FileEntry(sha=sha, size=st.st_size, mode=st.st_mode & 0o777, base=is_base,
-                         mtime_ns=st.st_mtime_ns, ino=st.st_ino)
+        return Leaf(sha, st.st_size, st.st_mode & 0o777, is_base, st.st_mtime_ns,
+                    st.st_ctime_ns, st.st_ino)
+
+    def _save(self, manifest: Manifest) -> Manifest:
+        _fsync_write(self.manifests / f"{manifest.label}.json",
+                     manifest.model_dump_json(exclude_none=True, by_alias=True))
+        manifest._store = self
+        return manifest
+
+    # --- forks ----------------------------------------------------------------------------------
 
     def adopt(self, other: SnapshotStore, labels: list[str]) -> None:
         """Take over ``other``'s snapshots ``labels`` (a fork's prefix): each manifest and the
-        objects it names, hard-linked where the filesystem allows (objects are immutable and
-        named by content, so sharing them is safe), else copied. A label or object missing in
-        ``other`` is a :class:`SnapshotError` before anything is written."""
+        folder and file objects it reaches, hard-linked where the filesystem allows (objects
+        are immutable and named by content, so sharing them is safe), else copied. A folder
+        shared by several steps is visited once. A label or object missing in ``other`` is a
+        :class:`SnapshotError` before anything is written."""
         manifests = [other.load(label) for label in labels]
+        trees: list[str] = []  # every folder object reached, each once
+        blobs: set[str] = set()
+        seen: set[str] = set()
         for manifest in manifests:
-            for rel, entry in manifest.files.items():
-                if not entry.base and not other._object(entry.sha).is_file():
-                    raise SnapshotError(f"snapshot {manifest.label} of {other.root.parent}: the "
-                                        f"stored copy of {rel} is missing")
+            if manifest.flat is not None:
+                blobs.update(e.sha for e in manifest.flat.values() if not e.base)
+                for rel, entry in manifest.flat.items():
+                    if not entry.base and not other._object(entry.sha).is_file():
+                        raise SnapshotError(f"snapshot {manifest.label} of {other.root.parent}: the "
+                                            f"stored copy of {rel} is missing")
+                continue
+            stack = [manifest.tree] if manifest.tree else []
+            while stack:
+                sha = stack.pop()
+                if sha in seen:
+                    continue
+                seen.add(sha)
+                try:
+                    obj = other.tree(sha)
+                except SnapshotError as err:
+                    raise SnapshotError(f"snapshot {manifest.label} of {other.root.parent}: {err}") from err
+                trees.append(sha)
+                for name, v in obj["f"].items():
+                    leaf = Leaf(*v)
+                    if not leaf.base and leaf.sha not in blobs:
+                        if not other._object(leaf.sha).is_file():
+                            raise SnapshotError(f"snapshot {manifest.label} of {other.root.parent}: "
+                                                f"the stored copy of {name} is missing")
+                        blobs.add(leaf.sha)
+                stack.extend(Sub(*v).tree for v in obj["d"].values())
+        for sha in blobs:
+            self._link(other._object(sha), self.objects)
+        for sha in trees:
+            self._link(other._tree_path(sha), self.trees)
         for manifest in manifests:
-            for entry in manifest.files.values():
-                if not entry.base:
-                    self._link_object(other._object(entry.sha))
             self._save(manifest)
         self._last = None
+        self._initial = None
 
-    def _link_object(self, source: Path) -> None:
-        dest = self.objects / source.parent.name / source.name
+    def _link(self, source: Path, into: Path) -> None:
+        dest = into / source.parent.name / source.name
         if dest.exists():
             return
-        dest.parent.mkdir(exist_ok=True)
+        dest.parent.mkdir(parents=True, exist_ok=True)
         try:
             os.link(source, dest)
         except OSError:  # another filesystem, or links not allowed: a copy, renamed into place
-            tmp = self.objects / f"tmp-{secrets.token_hex(8)}"
+            tmp = into / f"tmp-{secrets.token_hex(8)}"
             try:
                 shutil.copyfile(source, tmp)
                 tmp.replace(dest)
             finally:
                 tmp.unlink(missing_ok=True)
 
+    # --- restoring ------------------------------------------------------------------------------
+
     def restore(self, label: str, dest: Path) -> Manifest:
-        """Make ``dest`` hold exactly snapshot ``label``: other files, links, special files,
-        unreadable names and too-deep folders are removed; nothing is followed out."""
+        """Make ``dest`` hold exactly snapshot ``label``: other files and folders, links,
+        special files, unreadable names and too-deep folders are removed; nothing is followed
+        out. A file whose ``lstat`` key is the snapshot's own is left unread (only what
+        differs from ``dest`` is read or written)."""
         manifest = self.load(label)
         dest.mkdir(parents=True, exist_ok=True)
         fs = WorkspaceFS(dest)
-        walk = fs.walk()
         try:
-            for rel in walk.strays:
-                fs.remove_tree(rel)
-            present = {}
-            for rel, st in walk.files:
-                if rel in manifest.files:
-                    present[rel] = st
-                else:
-                    fs.remove(rel)
-            for rel, entry in manifest.files.items():
-                st = present.get(rel)
-                if st is not None and st.st_size == entry.size and _digest(fs.chunks(rel)) == entry.sha:
-                    continue
-                with self._source(rel, entry).open("rb") as f:
-                    fs.write(rel, iter(lambda: f.read(CHUNK), b""), mode=entry.mode)
+            if manifest.flat is not None:
+                self._restore_flat(fs, manifest.flat)
+            else:
+                self._restore_dir(fs, "", manifest.root)
         except (WorkspaceError, OSError) as err:
             raise SnapshotError(f"cannot restore snapshot {label}: {err}") from err
         self._last = None
         return manifest
 
-    def _source(self, rel: str, entry: FileEntry) -> Path:
+    def _restore_dir(self, fs: WorkspaceFS, rel: str, sub: Sub | None) -> None:
+        files, dirs = self._children(sub)
+        with fs.folder(rel or ".", create=True):
+            pass
+        present: dict[str, os.stat_result] = {}
+        for e in fs.listdir(rel or "."):
+            child = _join(rel, e.name)
+            if e.kind == "file" and e.name in files:
+                present[e.name] = e.st
+            elif not (e.kind == "dir" and e.name in dirs):  # also: names that are not UTF-8
+                fs.remove_tree(child)
+        for name, leaf in files.items():
+            self._restore_file(fs, _join(rel, name), leaf, present.get(name))
+        for name, child_sub in dirs.items():
+            self._restore_dir(fs, _join(rel, name), child_sub)
+
+    def _restore_file(self, fs: WorkspaceFS, rel: str, entry: Leaf | FileEntry,
+                      st: os.stat_result | None) -> None:
+        if st is not None and isinstance(entry, Leaf) and entry.same_stat(st):
+            return
+        if st is not None and st.st_size == entry.size and _digest(fs.chunks(rel)) == entry.sha:
+            return
+        with self._source(rel, entry).open("rb") as f:
+            fs.write(rel, iter(lambda: f.read(CHUNK), b""), mode=entry.mode)
+
+    def _restore_flat(self, fs: WorkspaceFS, files: dict[str, FileEntry]) -> None:
+        """An old run's manifest (every file listed): as restores were before trees."""
+        walk = fs.walk()
+        for rel in walk.strays:
+            fs.remove_tree(rel)
+        present = {}
+        for rel, st in walk.files:
+            if rel in files:
+                present[rel] = st
+            else:
+                fs.remove(rel)
+        for rel, entry in files.items():
+            self._restore_file(fs, rel, entry, present.get(rel))
+
+    def _source(self, rel: str, entry: Leaf | FileEntry) -> Path:
         if not entry.base:
             return self._object(entry.sha)
         if self.base_dir is None:
@@ -281,6 +646,8 @@ class SnapshotStore:
 
     def read(self, label: str, rel: str) -> bytes:
         """One file's content at snapshot ``label`` (for diffs and viewers)."""
-        entry = self.load(label).files[rel]
+        entry = self._lookup(self.load(label), rel)
+        if entry is None:
+            raise KeyError(rel)
         src = self.base_dir / rel if entry.base and self.base_dir else self._object(entry.sha)
         return src.read_bytes()

@@ -14,13 +14,14 @@ runs submitted code splits it in two, each its own sandbox exec:
 (b) the **trusted phase**: ``scripts/eval.py`` defines ``score(outputs_folder)`` (and
     ``validation_score`` where the task offers validation). It runs in another sandbox whose
     only workspace is a copy of those outputs (plus the host's ``challenge.txt``), through the
-    nonce'd runner of ``environments/scoring.py``; the workspace's code is not there to import.
+    nonce'd runner of ``environments/evaluate.py``; the workspace's code is not there to import.
 
 An **interactive** task (``[oracle]`` in task.toml: an adaptive sampler that calls a secret
 denoiser) runs phase (a) alongside the task's oracle (``eval.py: make_oracle``) in a second
 sandbox; ``produce`` gets ``oracle(op, **arrays)``, and every question goes over a socket to the
 host, which checks it (``environments/channel.py``: format, size, request count, deadline) and
-relays it. See :func:`run_interactive`.
+relays it. See :func:`run_interactive`. What runs inside the sandboxes is
+:mod:`environments.in_sandbox.produce_runner` and :mod:`environments.in_sandbox.oracle_runner`.
 
 A task without ``produce.py`` scores data files only (MLAgentBench's ``submission.csv``): its
 trusted phase sees the workspace with every code file removed, so an ``eval.py`` that imports
@@ -41,6 +42,7 @@ from pydantic import BaseModel
 
 from environments import channel
 from environments.channel import ChannelError
+from environments.in_sandbox import oracle_runner, produce_runner, source
 from environments.safefs import WorkspaceError, WorkspaceFS, copy_tree
 from sandbox import Mount, SandboxError, SandboxLimits, open_sandbox
 
@@ -53,39 +55,10 @@ WIRE = "labcoat_channel.py"  # environments/channel.py, as the sandboxes import 
 ORACLE_TARGET = "/task/oracle"
 MAX_OUTPUT_BYTES = 512 << 20
 CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".so", ".pth", ".pyx", ".pyd")
-NO_SUBMISSION_EXIT = 3
+NO_SUBMISSION_EXIT = produce_runner.NO_SUBMISSION_EXIT
 
-# Phase (a), run as ``python -I``: imports produce.py by path and calls it. Exit 3 when the
-# submission's file is missing (FileNotFoundError), 1 on any other error (traceback on stderr).
-# An interactive task's channel arrives as stdin (a socket); it is moved off fd 0 to a
-# descriptor no subprocess inherits, and produce() gets it as ``oracle``.
-_PRODUCE_RUNNER = r"""
-import importlib.util, os, sys, traceback
-from pathlib import Path
-here, workspace, out = sys.argv[1:4]
-sys.path[:0] = [here, os.path.join(here, "inputs")] + [
-    p for p in os.environ.get("PYTHONPATH", "").split(":") if p]
-extra = ()
-if len(sys.argv) > 4:
-    import socket
-    import labcoat_channel
-    sock = socket.socket(fileno=os.dup(0))
-    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-    extra = (labcoat_channel.OracleClient(sock, int(sys.argv[4]), float(sys.argv[5])),)
-os.makedirs(out, exist_ok=True)
-os.chdir(workspace)
-try:
-    spec = importlib.util.spec_from_file_location("labcoat_task_produce", os.path.join(here, "produce.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    mod.produce(Path(workspace), Path(here), Path(out), *extra)
-except FileNotFoundError:
-    traceback.print_exc()
-    sys.exit(3)
-except BaseException:
-    traceback.print_exc()
-    sys.exit(1)
-"""
+PRODUCE_RUNNER = source(produce_runner)  # phase (a), run as ``python -I -c``
+ORACLE_RUNNER = source(oracle_runner)  # an interactive task's oracle, likewise
 
 
 def has_produce(scripts_dir: Path) -> bool:
@@ -156,7 +129,7 @@ def _clear_outputs(workspace: Path) -> None:
 
 def _exec_produce(sb, chan: tuple[int, int, float] | None = None):
     """``chan`` = (socket descriptor, max message bytes, reply timeout) of an interactive task."""
-    argv = [sb.python, "-I", "-c", _PRODUCE_RUNNER, sb.path_for(PRODUCE_TARGET),
+    argv = [sb.python, "-I", "-c", PRODUCE_RUNNER, sb.path_for(PRODUCE_TARGET),
             sb.workdir, f"{sb.workdir}/{OUTPUTS}"]
     if chan is None:
         return sb.exec(argv, stdin="")
@@ -218,34 +191,6 @@ def strip_code(folder: Path, keep=lambda rel: False) -> None:
 # The two sandboxes share nothing but that relay, so the submission reaches the oracle's
 # secrets only through the answers the oracle chooses to give, and the score is then computed
 # by the ordinary trusted phase from the outputs the submission wrote.
-
-# Runs in the oracle's sandbox as ``python -I``: answers requests until "end" or EOF.
-_ORACLE_RUNNER = r"""
-import importlib.util, os, socket, sys
-scripts, wire, challenge, max_bytes, timeout = sys.argv[1:6]
-os.environ["LABCOAT_PHASE"] = "trusted"  # methods._submission.load_submission refuses
-sys.path[:0] = [wire, scripts] + [p for p in os.environ.get("PYTHONPATH", "").split(":") if p]
-import labcoat_channel as ch
-sock = socket.socket(fileno=os.dup(0))
-os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-spec = importlib.util.spec_from_file_location("labcoat_task_eval", os.path.join(scripts, "eval.py"))
-mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mod)
-answer = mod.make_oracle(challenge)
-while True:
-    try:
-        header, arrays = ch.recv_arrays(sock, int(max_bytes), float(timeout))
-    except EOFError:
-        break
-    if header["kind"] == "end":
-        break
-    try:
-        reply = answer(header["op"], arrays)
-    except ValueError as err:  # a request the task refuses: its own words go back
-        ch.send_arrays(sock, "error", header["op"], message=str(err)[:500])
-        continue
-    ch.send_arrays(sock, "reply", header["op"], reply)
-"""
 
 
 class Interaction(BaseModel):
@@ -353,7 +298,7 @@ def run_interactive(kind: str, workspace: Path, here: Path, limits: SandboxLimit
         with (open_produce(kind, workspace, here, limits, mounts) as sb,
               open_sandbox(kind, scratch, limits.model_copy(update={"timeout": timeout + 5}),
                            oracle_mounts) as ob):
-            argv = [ob.python, "-I", "-c", _ORACLE_RUNNER, ob.path_for("/task/scripts"),
+            argv = [ob.python, "-I", "-c", ORACLE_RUNNER, ob.path_for("/task/scripts"),
                     ob.path_for(ORACLE_TARGET), challenge, str(max_bytes), str(timeout)]
             oracle_thread, oracle_box = _in_thread(_then_close, orc_child, lambda: ob.exec(
                 argv, timeout + 5, stdin=orc_child.fileno()))  # a hung oracle ends here

@@ -58,7 +58,10 @@ def gain_from_log_ratio(m: float, higher_is_better: bool) -> float:
     return math.exp(-m) - 1 if higher_is_better else 1 - math.exp(m)
 
 
-def compare(a: list[float], b: list[float], higher_is_better: bool) -> Paired:
+def compare_times(a: list[float], b: list[float], higher_is_better: bool) -> Paired:
+    """Paired timings of ``a`` (the submission) against ``b`` (the pristine workspace's) as
+    the gain with its 95% interval, from the mean log ratio (named apart from the report's
+    row comparison)."""
     d = [math.log(x / y) for x, y in zip(a, b)]
     m, h = statistics.fmean(d), half_width(d)
     worst, best = gain_from_log_ratio(m + h, higher_is_better), gain_from_log_ratio(m - h, higher_is_better)

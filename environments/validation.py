@@ -7,7 +7,7 @@ once the budget is spent, and shows nothing of the hidden ``scripts/``. The task
 ``get_validation_score(submission_folder)``), which scores on a validation split kept in
 ``scripts/`` (private data, like the test answers, never in the workspace). The evaluation is
 the scorer's own, passed in by whoever registers the action (the Environment passes
-``environments.scoring.evaluate``), so this module sits below scoring and the Environment: a
+``environments.evaluate.evaluate``), so this module sits below evaluation and the Environment: a
 scratch copy of the workspace with the read-only files laid back, eval.py from the pristine
 scripts, run in the sandbox, the value read from a nonce-tagged line. Each call that reached
 the task's eval uses one unit of the per-run budget; an infrastructure failure does not. The
@@ -70,7 +70,7 @@ def validation_calls(steps: Iterable[Any]) -> list[ValidationCall]:
 
 
 class Evaluated(Protocol):
-    """What Validate Submission reads of an evaluation (``scoring.EvalResult`` is one)."""
+    """What Validate Submission reads of an evaluation (``evaluate.EvalResult`` is one)."""
 
     @property
     def value(self) -> float | None: ...

@@ -44,7 +44,7 @@ class Cgroup:
     def __init__(self, memory_bytes: int, cpus: float, pids: int) -> None:
         # The owner's pid and start time are in the name, so that a later sandbox can tell a
         # group left by a host killed with SIGKILL (nothing removes it then) and remove it.
-        self.name = f"labcoat-{os.getpid()}-{_start_time(os.getpid())}-{uuid.uuid4().hex[:8]}"
+        self.name = f"labcoat-{os.getpid()}-{owner_start_time(os.getpid())}-{uuid.uuid4().hex[:8]}"
         self.dirs: dict[str, Path] = {}
         if _v2():
             base = ROOT / _own_path("").lstrip("/")
@@ -129,12 +129,16 @@ class Cgroup:
                     time.sleep(0.02)
 
 
-def _start_time(pid: int) -> str:
-    """Clock ticks after boot at which ``pid`` started ('' if gone): tells a reused pid."""
+def owner_start_time(pid: int) -> str:
+    """Clock ticks after boot at which labcoat process ``pid`` started ('' if gone): tells a
+    reused pid. A process killed but not yet reaped (a zombie: where nobody reaps orphans, as
+    in some containers, it stays one) is gone: nothing of it can still hold what it owned.
+    Only for labcoat's own (trusted) host processes, never to judge what a command left."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[19]
-    except (OSError, IndexError):
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
         return ""
+    return "" if len(fields) < 20 or fields[0] in ("Z", "X") else fields[19]
 
 
 def remove_stale(base: Path) -> None:
@@ -145,7 +149,7 @@ def remove_stale(base: Path) -> None:
         return
     for d in entries:
         _, pid, started, _ = d.name.split("-", 3)
-        if not pid.isdigit() or _start_time(int(pid)) == started:
+        if not pid.isdigit() or owner_start_time(int(pid)) == started:
             continue
         for _ in range(25):  # an emptied group can stay busy for a moment while it winds down
             try:

@@ -282,13 +282,9 @@ class DockerSandbox(Sandbox):
             remove_stale(self._client)
         except Exception as err:  # never a reason not to start; the next start tries again
             log.warning("could not sweep stale sandbox containers: %s", err)
-        try:  # the workspace's disk and file-count quota: the container binds the image
-            self._quotas = quota.open_quotas(self._writable_roots(), self.limits.disk_mb,
-                                             self.limits.max_files)
-        except quota.QuotaError as err:
-            if self._ids:
-                self._ids.release()
-            raise SandboxError(str(err)) from err
+        # the workspace's disk and file-count quota: the container binds the image
+        self._quotas = quota.open_for_sandbox(self._writable_roots(), self.limits.disk_mb,
+                                              self.limits.max_files, self._ids)
         try:
             self.startup_seconds = self._start()
         except BaseException:

@@ -153,13 +153,9 @@ class LocalSandbox(Sandbox):
         self._handed_over = False
         # started by root: the sandbox's own host uid and gid, leased until close
         self._ids: HostIds | None = lease_host_ids() if self.bwrap and as_root() else None
-        try:  # the workspace's disk and file-count quota, for the sandbox's lifetime
-            self._quotas = quota.open_quotas(self._writable_roots(), self.limits.disk_mb,
-                                             self.limits.max_files)
-        except quota.QuotaError as err:
-            if self._ids:
-                self._ids.release()
-            raise SandboxError(str(err)) from err
+        # the workspace's disk and file-count quota, for the sandbox's lifetime
+        self._quotas = quota.open_for_sandbox(self._writable_roots(), self.limits.disk_mb,
+                                              self.limits.max_files, self._ids)
         if not self.bwrap:
             log.warning(
                 "sandbox 'none': commands are NOT isolated from the host filesystem, network "

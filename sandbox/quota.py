@@ -44,7 +44,7 @@ import uuid
 from functools import lru_cache
 from pathlib import Path
 
-from sandbox.cgroups import _start_time
+from sandbox.cgroups import owner_start_time
 
 log = logging.getLogger(__name__)
 
@@ -170,6 +170,19 @@ def open_quotas(roots: list[Path], disk_mb: int, max_files: int) -> list[Workspa
     return quotas
 
 
+def open_for_sandbox(roots: list[Path], disk_mb: int, max_files: int, ids) -> list[WorkspaceQuota]:
+    """:func:`open_quotas` as a backend opens a sandbox: a failure is the sandbox's
+    (``SandboxError``), and the host ids it leased (``ids``, if any) go back at once."""
+    from sandbox.base import SandboxError
+
+    try:
+        return open_quotas(roots, disk_mb, max_files)
+    except QuotaError as err:
+        if ids is not None:
+            ids.release()
+        raise SandboxError(str(err)) from err
+
+
 def release_all(quotas: list[WorkspaceQuota]) -> None:
     """Release every quota (each copies back when its last user goes); empties the list."""
     while quotas:
@@ -195,7 +208,7 @@ class WorkspaceQuota:
         self.users = 0
         _image_dir()
         pid = os.getpid()
-        name = f"labcoat-quota-{pid}-{_start_time(pid)}-{uuid.uuid4().hex[:8]}.img"
+        name = f"labcoat-quota-{pid}-{owner_start_time(pid)}-{uuid.uuid4().hex[:8]}.img"
         self.image = IMAGE_DIR / f"{name}.part"
         self.under = os.open(workspace, _O_DIR)  # keeps reaching the directory under the mount
         self.top: int | None = None
@@ -594,7 +607,7 @@ def _on_top(point: str, device: str) -> bool:
 
 def _owner_gone(name: str) -> bool:
     m = IMAGE_NAME.fullmatch(name)
-    return bool(m) and _start_time(int(m.group(1))) != m.group(2)
+    return bool(m) and owner_start_time(int(m.group(1))) != m.group(2)
 
 
 def recover_stale() -> list[str]:

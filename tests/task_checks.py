@@ -4,8 +4,8 @@ The classic task tests (``tests/environments/test_tasks_<name>.py``) and the met
 checks (``tests/methods/test_<method>.py``) walk the path of ``labcoat check-task`` with
 labcoat's own machinery: ``environments.prepare.prepare_task`` (a private, prepared copy of the
 task folder), ``env/`` (optionally with ``reference/`` laid over it) copied to a workspace, the
-task's ``solve`` scripts run there by ``environments.scoring.run_solve``, and the workspace
-scored by ``environments.scoring.evaluate`` (pristine ``scripts/eval.py``, read-only files laid
+task's ``solve`` scripts run there by ``environments.baselines.run_solve``, and the workspace
+scored by ``environments.evaluate.evaluate`` (pristine ``scripts/eval.py``, read-only files laid
 over, in the local sandbox).
 
 ``python -m tests.task_checks <task> [--runs 3] [--reference]`` measures a task the same way and
@@ -27,13 +27,9 @@ import pytest
 
 from environments.anchors import load_anchors, normalize
 from environments.prepare import prepare_task
-from environments.scoring import (
-    EvalResult,
-    evaluate,
-    improvement,
-    make_score,
-    run_solve,
-)
+from environments.baselines import improvement, run_solve
+from environments.evaluate import EvalResult, evaluate
+from environments.scoring import make_score
 from environments.suite import TASKS_DIR
 from environments.task import TaskSpec, load_task
 

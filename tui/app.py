@@ -28,6 +28,9 @@ class LabcoatCommands(Provider):
         yield "Runs: browse past runs", app.action_show_runs, "open a run to replay it"
         yield "Scores: report for the runs folder", app.action_show_scores, "success, improvement"
         yield "Help: key bindings", app.action_help, "show the bindings of this screen"
+        run_screen = getattr(self.screen, "run_commands", None)  # the Run screen's own
+        if run_screen is not None:
+            yield from run_screen()
         from environments.suite import suite_task_dirs
 
         for d in suite_task_dirs():
@@ -162,6 +165,7 @@ class LabcoatApp(App):
         actor its stored configuration makes (``agent.session.resume``; ``drive`` continues
         from the trace)."""
         from agent import session
+        from agent.approval import ReviewSettings
         from agent.runner import task_of
         from environments.runs import RunDir
         from tui.screens.run import RunScreen
@@ -173,7 +177,9 @@ class LabcoatApp(App):
                 screen = RunScreen(run, human=HumanSession(run, task_of(run)))
             else:
                 begun = session.resume(run)
-                screen = RunScreen(run, agent=AgentSession(begun.run, begun.task, begun.actor))
+                review = ReviewSettings.load(run.path) or False  # reviewed as it was started
+                screen = RunScreen(run, agent=AgentSession(begun.run, begun.task, begun.actor,
+                                                           confirm=review))
         except Exception as err:  # noqa: BLE001 - shown to the person, the app stays up
             self.call_from_thread(self.notify, f"cannot resume {Path(run_path).name}: {err}",
                                   severity="error", markup=False)

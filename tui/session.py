@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 
 from agent.actor import Actor, Proposal, StoppedWhileWaiting
-from agent.approval import ApprovingActor, Decision, PersonReview
+from agent.approval import ApprovingActor, Decision, PersonReview, ReviewSettings
 from agent.config import ActorConfig
 from agent.human import HumanActor, HumanRun, RunOver
 from agent.runner import RunHooks, drive
@@ -91,22 +91,61 @@ class AgentSession(RunHooks):
         on_step: Callable[[Step], None] = lambda s: None,
         on_end: Callable[[RunDir], None] = lambda r: None,
         on_proposal: Callable[[Proposal], None] | None = None,
-        confirm: bool = False,
+        confirm: bool | ReviewSettings = False,
     ) -> None:
         self.run = run
         self.task = task
         self.on_step = on_step
         self.on_end_cb = on_end
         self.on_proposal = on_proposal or (lambda p: None)
-        self.confirm = confirm
         self._running = threading.Event()
         self._running.set()
         self._single = False
         #: seconds spent paused between steps, which ``drive`` leaves out of the run's time
         self.paused_seconds = 0.0
+        # every run is reviewed, so confirm mode can be switched on at any time; a run started
+        # without it runs in yolo mode with nothing asked (not even the Final Answer)
+        if isinstance(confirm, ReviewSettings):
+            settings = confirm
+        else:
+            settings = ReviewSettings(mode="confirm") if confirm else ReviewSettings(mode="yolo", ask_final=False)
         # the UI may set ``on_proposal`` after construction, so the review calls it late
-        self.review = PersonReview(notify=lambda proposal: self.on_proposal(proposal))
-        self.actor: Actor = ApprovingActor(actor, self.review) if confirm else actor
+        self.review = PersonReview(notify=lambda proposal: self.on_proposal(proposal), settings=settings)
+        self.actor: Actor = ApprovingActor(actor, self.review)
+        if confirm:
+            self._keep_settings()
+
+    # --- review settings, from the UI thread ----------------------------------------------
+    @property
+    def settings(self) -> ReviewSettings:
+        return self.review.settings
+
+    @property
+    def confirm(self) -> bool:
+        return self.settings.mode == "confirm"
+
+    def set_mode(self, mode: str) -> None:
+        """Switch between ``confirm`` and ``yolo`` (the next proposal follows). Once a person
+        has asked for confirm mode, the Final Answer asks in either mode."""
+        update: dict = {"mode": mode}
+        if mode == "confirm":
+            update["ask_final"] = True
+        self.review.settings = self.settings.model_copy(update=update)
+        self._keep_settings()
+
+    def allow(self, action: str) -> None:
+        """``action`` never asks again in this run (the Final Answer still does)."""
+        if action not in self.settings.allowed:
+            allowed = [*self.settings.allowed, action]
+            self.review.settings = self.settings.model_copy(update={"allowed": allowed})
+            self._keep_settings()
+
+    def _keep_settings(self) -> None:
+        """In the run folder, so that resuming the run (``u`` on Runs) reviews it the same way."""
+        try:
+            self.settings.save(self.run.path)
+        except OSError:
+            pass  # a run folder gone read-only: the session still reviews as asked
 
     # --- control, from the UI thread -------------------------------------------------------
     @property

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.models.base import (Reply, ToolCall, Usage, clean_text, clean_value, cost_of,
-                               estimated_usage, prompt_chars)
+from agent.models.base import (Reply, ToolCall, Usage, clean_text, clean_value, estimated_usage,
+                               prompt_chars)
 from agent.models.guard import http_client
 from agent.models.policy import CallPolicy, Malformed, call_with_retries
+from agent.models.providers import KeyedClient, cost_of
 
 
 def _turn(m: dict[str, Any]) -> dict[str, Any]:
@@ -34,7 +35,7 @@ def _turn(m: dict[str, Any]) -> dict[str, Any]:
     return {"role": m["role"], "content": blocks}
 
 
-class AnthropicModel:
+class AnthropicModel(KeyedClient):
     def __init__(self, model: str, *, api_key: str, base_url: str | None = None,
                  policy: CallPolicy | None = None, max_tokens: int = 4096, **params: Any) -> None:
         import anthropic

@@ -1,4 +1,4 @@
-"""The Model protocol every provider implements, the per-call Usage, and the price table.
+"""The Model protocol every provider implements and the per-call Usage (prices: :mod:`agent.models.providers`).
 
 A model takes chat messages (``{"role": "system"|"user"|"assistant", "content": str}``) and,
 optionally, neutral tool schemas (``{"name", "description", "parameters"}``), and returns one
@@ -8,11 +8,7 @@ client raises :class:`ModelError`, which the agent turns into the run's ``error`
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import tomllib
-from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
@@ -92,69 +88,6 @@ class Model(Protocol):
 # research agent looks for them with getattr: ``context_window`` (prompt tokens a call may
 # send), ``count_tokens(messages)`` (by the model's own tokenizer), ``takes_grammar`` (then
 # ``complete`` also takes ``grammar=`` GBNF text for react replies).
-
-
-# US dollars per million tokens: (input, output, cached input). Longest matching prefix wins.
-# Extend or override in $LABCOAT_PRICES or $LABCOAT_HOME/prices.toml:
-#   ["openai/my-model"]
-#   input = 1.0
-#   output = 2.0
-#   cached = 0.5
-PRICES: dict[str, tuple[float, float, float]] = {
-    "openai/gpt-4o-mini": (0.15, 0.60, 0.075),
-    "openai/gpt-4o": (2.50, 10.00, 1.25),
-    "openai/gpt-4.1-nano": (0.10, 0.40, 0.025),
-    "openai/gpt-4.1-mini": (0.40, 1.60, 0.10),
-    "openai/gpt-4.1": (2.00, 8.00, 0.50),
-    "openai/gpt-5-mini": (0.25, 2.00, 0.025),
-    "openai/gpt-5": (1.25, 10.00, 0.125),
-    "openai/o3": (2.00, 8.00, 0.50),
-    "openai/o4-mini": (1.10, 4.40, 0.275),
-    "anthropic/claude-opus-4": (15.00, 75.00, 1.50),
-    "anthropic/claude-sonnet-4": (3.00, 15.00, 0.30),
-    "anthropic/claude-3-7-sonnet": (3.00, 15.00, 0.30),
-    "anthropic/claude-3-5-sonnet": (3.00, 15.00, 0.30),
-    "anthropic/claude-haiku-4": (1.00, 5.00, 0.10),
-    "anthropic/claude-3-5-haiku": (0.80, 4.00, 0.08),
-    "scripted/": (0.0, 0.0, 0.0),
-    "llamacpp/": (0.0, 0.0, 0.0),  # in-process: no bill
-    "baseline/": (0.0, 0.0, 0.0),
-}
-
-
-def user_prices() -> dict[str, tuple[float, float, float]]:
-    """Prices from ``$LABCOAT_PRICES`` (TOML or JSON) or ``$LABCOAT_HOME/prices.toml``."""
-    path = os.environ.get("LABCOAT_PRICES")
-    if not path:
-        home = Path(os.environ.get("LABCOAT_HOME", "~/.cache/labcoat")).expanduser()
-        path = str(home / "prices.toml")
-    p = Path(path)
-    if not p.is_file():
-        return {}
-    text = p.read_text()
-    data = json.loads(text) if p.suffix == ".json" else tomllib.loads(text)
-    out = {}
-    for name, v in data.items():
-        if not isinstance(v, dict) or "input" not in v or "output" not in v:
-            raise ModelConfigError(f"{p}: price of {name!r} needs input and output ($ per 1M tokens)")
-        out[name] = (float(v["input"]), float(v["output"]), float(v.get("cached", v["input"])))
-    return out
-
-
-def price_of(model: str) -> tuple[float, float, float] | None:
-    table = {**PRICES, **user_prices()}
-    best = max((k for k in table if model.startswith(k)), key=len, default=None)
-    return table[best] if best else None
-
-
-def cost_of(model: str, usage: Usage) -> float:
-    """Dollars for one call; 0 for a model without a price (the call log says so)."""
-    price = price_of(model)
-    if price is None:
-        return 0.0
-    p_in, p_out, p_cached = price
-    fresh = max(0, usage.input - usage.cached)
-    return (fresh * p_in + usage.cached * p_cached + usage.output * p_out) / 1e6
 
 
 def estimate_tokens(text: str) -> int:

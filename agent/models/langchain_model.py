@@ -16,10 +16,10 @@ from agent.models.base import (
     Reply,
     ToolCall,
     Usage,
-    cost_of,
     estimated_usage,
     prompt_chars,
 )
+from agent.models.providers import ModelRef, cost_of
 
 
 def load_chat_model(target: str, options: dict[str, Any]):
@@ -63,6 +63,13 @@ class LangChainModel:
         self.name = f"langchain/{target}"
         self.chat = load_chat_model(target, options)
         self.retries = retries
+
+    @classmethod
+    def from_ref(cls, ref: ModelRef, shared: dict | None = None) -> LangChainModel:
+        """``labcoat_retries`` is labcoat's; every other option is the class's keyword argument."""
+        options = dict(ref.options)
+        retries = int(options.pop("labcoat_retries", 2))
+        return cls(ref.name, options, retries=retries)
 
     def runnable(self, tools: list | None = None):
         chat = self.chat.bind_tools(tools) if tools else self.chat

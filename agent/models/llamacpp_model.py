@@ -28,9 +28,9 @@ from agent.models.base import (
     ToolCall,
     Usage,
     clean_text,
-    cost_of,
 )
 from agent.models.gguf_store import KNOWN, model_path
+from agent.models.providers import ModelRef, cost_of
 from agent.models.react_format import FormatError, parse_response
 
 INSTALL = ('pip install "labcoat[local]"  (a CPU build of llama-cpp-python; where a wheel is at '
@@ -98,6 +98,10 @@ class LlamaCppModel:
         self.max_tokens, self.temperature, self.seed = max_tokens, temperature, seed
         self.use_grammar = grammar
         self._grammars: dict[str, Any] = {}
+
+    @classmethod
+    def from_ref(cls, ref: ModelRef, shared: dict | None = None) -> LlamaCppModel:
+        return cls.from_options(ref.name, dict(ref.options))
 
     @classmethod
     def from_options(cls, name: str, options: dict[str, Any]) -> LlamaCppModel:

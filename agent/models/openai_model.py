@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent.models.base import (Reply, ToolCall, Usage, clean_text, clean_value, cost_of,
-                               estimated_usage, prompt_chars)
+from agent.models.base import (Reply, ToolCall, Usage, clean_text, clean_value, estimated_usage,
+                               prompt_chars)
 from agent.models.guard import http_client
 from agent.models.policy import CallPolicy, Malformed, call_with_retries
+from agent.models.providers import KeyedClient, cost_of
 
 
 def _tool(t: dict[str, Any]) -> dict[str, Any]:
@@ -22,7 +23,7 @@ def _tool(t: dict[str, Any]) -> dict[str, Any]:
                                              "parameters": t["parameters"]}}
 
 
-class OpenAIModel:
+class OpenAIModel(KeyedClient):
     def __init__(self, model: str, *, api_key: str, base_url: str | None = None,
                  policy: CallPolicy | None = None, **params: Any) -> None:
         import openai

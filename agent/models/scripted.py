@@ -25,10 +25,10 @@ from agent.models.base import (
     ModelError,
     Reply,
     ToolCall,
-    cost_of,
     estimated_usage,
     prompt_chars,
 )
+from agent.models.providers import ModelRef, cost_of
 
 SEPARATOR = "---8<---"
 
@@ -67,6 +67,17 @@ class ScriptedModel:
         self.replies = load_replies(self.path, seed)
         self.position = 0
 
+    @classmethod
+    def from_ref(cls, ref: ModelRef, shared: dict | None = None) -> ScriptedModel:
+        """One instance per replies file in ``shared`` (a run's roles read one script in turn)."""
+        key = str(Path(ref.name).resolve())
+        if shared is not None and key in shared:
+            return shared[key]
+        model = cls(ref.name, seed=int(ref.options.get("seed", 0)))
+        if shared is not None:
+            shared[key] = model
+        return model
+
     def complete(self, messages: list[dict[str, Any]], *,
                  tools: list[dict[str, Any]] | None = None) -> Reply:
         if self.position >= len(self.replies):
@@ -74,6 +85,6 @@ class ScriptedModel:
         reply = self.replies[self.position].model_copy(deep=True)
         self.position += 1
         reply.usage = estimated_usage(prompt_chars(messages), reply.text)
-        reply.cost = cost_of("scripted/", reply.usage)
+        reply.cost = cost_of(self.name, reply.usage)
         reply.model = self.name
         return reply

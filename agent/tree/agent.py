@@ -30,7 +30,9 @@ from agent.tree.settings import TreeSettings
 from environments.actions import ActionSpec
 from environments.environment import Environment
 from environments.low_level import (
+    EXECUTE_SCRIPT,
     RESTORE_WORKSPACE,
+    WRITE_FILE,
     ExecuteArgs,
     FinalAnswerArgs,
     RestoreArgs,
@@ -40,7 +42,7 @@ from environments.observation import Observation
 from environments.runs import Step
 from environments.validation import VALIDATE, validations_used
 
-WRITE, EXECUTE = "Write File", "Execute Script"  # Write File shares its model with Append File
+WRITE, EXECUTE = WRITE_FILE, EXECUTE_SCRIPT  # Write File shares its model with Append File
 RESTORE = RESTORE_WORKSPACE.name
 STARTING = 0  # the node id ``current`` takes while the workspace holds the starting script
 

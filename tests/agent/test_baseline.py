@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from agent.baseline import find_constants, read_metric, set_constant
+from agent.baseline import find_constants, find_keywords, read_metric, read_proxy, set_constant, set_value
 from agent.runner import Budgets
 from environments.runs import RunDir
 from environments.scoring import score_run
@@ -38,6 +38,30 @@ def test_read_metric_prefers_the_validation_number():
     assert read_metric("val_loss: 0.25 after 3 epochs", "loss") == 0.25
     assert read_metric("accuracy = 91.5", "accuracy") == 91.5
     assert read_metric("nothing to see", "accuracy") is None
+    assert read_metric("data/a.npz: validation accuracy 0.812", "mean_test_acc") == 0.812
+    assert read_metric("training-task MSE 7.723 (per task: [11.21, 12.2])", "heldout_mse") == 7.723
+    assert read_metric("validation MAE: 45,706\nwrote submission.csv with 800 predictions", "mae") == 45706
+    assert read_metric("validation loss 1,25 per batch", "loss") == 1.0  # a list, not thousands
+    assert read_metric("epoch 40: loss=0.2269\nseed 0: validation error 23.41%  cpu 10.4 s", "test_error") == 23.41
+
+
+def test_settings_passed_by_keyword_are_knobs_too():
+    src = "m = Forest(n_estimators=50, max_depth=6, random_state=SEED)\nsplit(x, test_size=0.2)\n"
+    knobs = find_keywords(src, "train.py")
+    assert [(k.name, k.value) for k in knobs] == [("n_estimators", 50), ("max_depth", 6)]
+    edited = set_value(set_value(src, knobs[0], 100), knobs[1], 12)
+    assert edited.startswith("m = Forest(n_estimators=100, max_depth=12, random_state=SEED)")
+    config = 'CONFIG = {"lr": 1e-3, "optimizer": "adam", "epochs": 40}\n'
+    knobs = find_keywords(config, "rule.py")
+    assert [(k.name, k.value) for k in knobs] == [("lr", 1e-3), ("epochs", 40)]
+    assert set_value(config, knobs[0], 0.003) == 'CONFIG = {"lr": 0.003, "optimizer": "adam", "epochs": 40}\n'
+
+
+def test_a_dev_scripts_mean_line_says_which_way_is_better():
+    assert read_proxy("seed 0: regret/s 3.1\nmean regret/s: 12.30 +- 0.5 (s.e.)") == (12.3, False)
+    assert read_proxy("mean grad evals to KL <= 0.5: 1234") == (1234.0, False)
+    assert read_proxy("train-image accuracy per student: [0.9, 0.8], mean 0.850") == (0.85, True)
+    assert read_proxy("mean of something: 3") is None  # its words do not say
 
 
 def test_baseline_search_keeps_the_best_edit(tmp_path):
@@ -64,11 +88,101 @@ def test_declared_hparams_and_the_step_budget(tmp_path):
     assert "RATE" not in json.dumps(trials)
 
 
-def test_without_numbers_it_answers_at_once(tmp_path):
+def test_without_numbers_it_still_runs_and_submits_the_start(tmp_path):
     task = write_task(tmp_path / "toy")  # train.py has no constants
     run, _, meta = episode(task, tmp_path, "baseline/hparam")
-    assert meta.status == "finished" and [s.action for s in run.steps()] == ["Final Answer"]
-    assert "no tunable numbers" in meta.final_answer
+    assert meta.status == "finished"
+    assert [s.action for s in run.steps()] == ["Execute Script", "Final Answer"]
+    assert (run.workspace / "result.txt").read_text() == "6"  # the starting version's submission
+    assert "ran train.py" in meta.final_answer and "no tunable numbers" in meta.final_answer
+
+
+QUIET = """WIDTH = 2
+open("result.txt", "w").write(str(10 - abs(WIDTH - 8)))
+print("done")
+"""
+VALIDATING_EVAL = """
+import os
+def get_score(submission_folder):
+    path = os.path.join(submission_folder, "result.txt")
+    if not os.path.exists(path):
+        raise FileNotFoundError("no result.txt")
+    return float(open(path).read())
+get_validation_score = get_score
+"""
+HPARAMS = '[[hparams]]\nfile = "train.py"\nname = "WIDTH"\nvalues = [4, 8, 12]\n'
+TOML = 'metric = "total"\ndirection = "higher"\nbaseline = 4.0\nsolve = ["train.py"]\n'
+
+
+def test_a_script_that_prints_no_metric_is_measured_by_validation(tmp_path):
+    toml = TOML + '[feedback]\nkind = "validation"\nbudget = 5\n' + HPARAMS
+    task = write_task(tmp_path / "toy", files={"env/train.py": QUIET}, toml=toml,
+                      eval_body=VALIDATING_EVAL)
+    run, _, meta = episode(task, tmp_path, "baseline/hparam")
+    steps = run.steps()
+    assert meta.status == "finished" and "validation total (Validate Submission) 10" in meta.final_answer
+    assert [s.action for s in steps[:2]] == ["Execute Script", "Validate Submission"]
+    tried = [s.meta["trial"] for s in steps if s.action == "Validate Submission"]
+    assert tried == ["start", {"WIDTH": 4}, {"WIDTH": 8}, {"WIDTH": 12}]
+    assert "WIDTH = 8" in (run.workspace / "train.py").read_text()
+    assert (run.workspace / "result.txt").read_text() == "10"
+
+
+def test_without_a_metric_or_validation_it_keeps_the_first_version_and_says_why(tmp_path):
+    task = write_task(tmp_path / "toy", files={"env/train.py": QUIET}, toml=TOML + HPARAMS)
+    run, _, meta = episode(task, tmp_path, "baseline/hparam")
+    assert [s.action for s in run.steps()] == ["Execute Script", "Final Answer"]
+    assert "kept the first working version" in meta.final_answer
+    assert "offers no validation feedback" in meta.final_answer and "WIDTH" in meta.final_answer
+    assert (run.workspace / "result.txt").read_text() == "4"
+
+
+def test_a_starter_that_writes_no_submission_says_so(tmp_path):
+    task = write_task(tmp_path / "toy", files={
+        "env/train.py": "LR = 0.1\nOUT = 'submission.csv'  # forgot to write it\nprint('validation total 3')\n",
+        "scripts/research_problem.txt": "train.py writes submission.csv; make it better."})
+    run, _, meta = episode(task, tmp_path, "baseline/hparam")
+    assert [s.action for s in run.steps()] == ["Execute Script", "Final Answer"]
+    assert "wrote no submission.csv" in meta.final_answer and "validation total 3" in meta.final_answer
+
+
+class RejectFirst:
+    """A reviewer who rejects the first trial's proposal of one action (WIDTH 2 -> 3) and
+    approves the rest."""
+
+    def __init__(self, action: str) -> None:
+        self.action, self.rejected = action, 0
+
+    def review(self, proposal):
+        from agent.approval import Decision
+
+        if proposal.action == self.action and proposal.meta.get("trial") != "start" and not self.rejected:
+            self.rejected += 1
+            return Decision.reject("not that one")
+        return Decision.approve()
+
+
+@pytest.mark.parametrize("rejected", ["Write File", "Execute Script"])
+def test_a_rejected_proposal_is_not_recorded_as_a_trial(tmp_path, rejected):
+    from agent.approval import ApprovingActor
+    from agent.factory import make_actor
+    from agent.runner import create_run, drive
+
+    toml = TOML + '[[hparams]]\nfile = "train.py"\nname = "WIDTH"\nvalues = [3, 8]\n'
+    task = write_task(tmp_path / "toy", files={"env/train.py": SCRIPT}, toml=toml)
+    actor = ApprovingActor(make_actor(model="baseline/hparam"), RejectFirst(rejected))
+    run, spec = create_run(task, actor, tmp_path / "runs", sandbox="local", model="baseline/hparam")
+    meta = drive(run, spec, actor)
+    steps = RunDir.open(run.path).steps()
+    trials = [(s.action, s.meta.get("trial")) for s in steps]
+    assert ("Execute Script", {"WIDTH": 3}) not in trials  # the next run is not WIDTH=3's result
+    assert ("Write File", {"WIDTH": 3}) in trials if rejected == "Execute Script" else trials[1] == (
+        "Write File", {"WIDTH": 8})
+    assert next(s for s in steps if s.meta.get("rejected")).meta["rejected"][0]["action"] == rejected
+    assert "WIDTH=3 rejected by the reviewer, not tried" in meta.final_answer
+    assert "WIDTH=3 ->" not in meta.final_answer and "WIDTH': 8" in meta.final_answer
+    assert "WIDTH = 8" in (run.workspace / "train.py").read_text()
+    assert (run.workspace / "result.txt").read_text() == "10"
 
 
 def test_proposals_are_built_from_the_actions_own_models():

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent.batch import BatchSpec, combo_key, find_run, load_manifest, plan, run_batch
-from environments.report import build_report, load_runs
+from environments.reports import build_report, load_runs
 
 ROOT = Path(__file__).parents[2]
 
@@ -42,7 +42,7 @@ def test_every_combination_runs_once_and_reports(tiny_task, tmp_path):
                        on_progress=lambda p: seen.append(p.model_copy()))
     assert (result.total, result.done, result.failed, result.ran) == (4, 4, 0, 4)
     assert seen[-1].done == 4 and seen[-1].pending == 0 and seen[-1].running == 0
-    assert len({r["pid"] for r in result.results}) <= 2
+    assert len({r.pid for r in result.results}) <= 2
     manifest = load_manifest(batch)
     assert {c.state for c in manifest.combos.values()} == {"done"}
     for key, c in manifest.combos.items():
@@ -64,8 +64,8 @@ def test_failures_are_retried_only_when_asked(tiny_task, tmp_path):
     batch = tmp_path / "batch"
     result = run_batch(batch, spec_for(tiny_task, [good, missing]))
     assert (result.done, result.failed) == (1, 1)
-    bad = [r for r in result.results if not r["ok"]][0]
-    assert "missing.jsonl" in bad["error"]
+    bad = [r for r in result.results if not r.ok][0]
+    assert "missing.jsonl" in bad.error
     rows = {r.model: r for r in build_report(load_runs(batch))}  # the lost run still counts
     assert (rows[missing].runs, rows[missing].failures, rows[missing].success_rate) == (1, {"not_run": 1}, 0.0)
     assert "--retry-failed" in result.resume_command
@@ -139,13 +139,13 @@ def test_ray_executor_on_a_local_instance(tiny_task, tmp_path):
     batch = tmp_path / "batch"
     result = run_batch(batch, spec_for(tiny_task, [good], seeds=2), jobs=2, executor="ray")
     assert (result.done, result.failed) == (2, 0), result.results
-    assert all(r["pid"] != os.getpid() for r in result.results)  # ran in Ray workers
+    assert all(r.pid != os.getpid() for r in result.results)  # ran in Ray workers
     rows = build_report(load_runs(batch))
     assert rows[0].runs == 2 and rows[0].success_rate == 1.0
 
 
 def test_missing_baseline_is_measured_once_before_the_runs(tmp_path):
-    from environments.scoring import baseline_path
+    from environments.baselines import baseline_path
     from environments.task import load_task
     from tests.conftest import write_task
 
@@ -156,7 +156,7 @@ def test_missing_baseline_is_measured_once_before_the_runs(tmp_path):
     result = run_batch(tmp_path / "batch", spec, on_measure=measured.append)
     assert measured == ["unmeasured"] and result.done == 1
     assert json.loads(baseline_path(load_task(task)).read_text())["mean"] == 6.0
-    assert result.results[0]["improvement"] == 9.0 and result.results[0]["success"]
+    assert result.results[0].improvement == 9.0 and result.results[0].success
 
 
 def test_a_batch_runs_tools_mode_with_its_context_and_seeds(tiny_task, tmp_path):
@@ -190,7 +190,7 @@ def test_a_batch_runs_tools_mode_with_its_context_and_seeds(tiny_task, tmp_path)
 
 
 def test_batch_json_written_before_typed_configs_still_resumes(tiny_task, tmp_path):
-    from agent.batch import Manifest
+    from agent.batch import BatchManifest
 
     good = f"replay/{actions_file(tmp_path / 'good.jsonl', 60)}"
     old = {"spec": {"tasks": [str(tiny_task)], "models": [good], "seeds": [0], "agent": None,
@@ -199,7 +199,7 @@ def test_batch_json_written_before_typed_configs_still_resumes(tiny_task, tmp_pa
     batch = tmp_path / "batch"
     batch.mkdir()
     (batch / "batch.json").write_text(json.dumps(old))
-    spec = Manifest.model_validate(old).spec
+    spec = BatchManifest.model_validate(old).spec
     assert spec.budgets.max_steps == 9 and spec.budgets.max_cost == 2.0 and spec.actor.kind is None
     result = run_batch(batch)
     assert result.done == 1, result.results

@@ -152,3 +152,36 @@ def test_resume_reads_the_stored_config_and_raises_a_budget(no_keys, tiny_task, 
     assert resumed["limits"]["max_steps"] == 3 and resumed["totals"]["steps"] == 3
     assert resumed["config"] == {**out["config"]}  # nothing named but the budget: all kept
     assert resumed["config"]["context"]["summarize_over"] == 700 and resumed["model"] == model
+
+
+def test_progress_lines_name_the_change_and_the_final_answer_is_printed(no_keys, tiny_task, tmp_path):
+    """A write's line says which value changed (against the file as the run's previous
+    snapshot holds it), not its size; the run's final answer is printed at its end."""
+    script = (tiny_task / "env" / "train.py").read_text()
+    model = write_replies(tmp_path / "r.txt", [
+        react("Write File", {"file_name": "train.py", "content": script + "EPOCHS = 12\n"}),
+        react("Write File", {"file_name": "train.py", "content": script + "EPOCHS = 30\n"}),
+        react("Final Answer", {"final_answer": "EPOCHS 30 made it better"})])
+    res = CliRunner().invoke(app, ["run", str(tiny_task), "--model", model, "--sandbox", "local",
+                                   "--runs-dir", str(tmp_path / "runs"), "--no-score"],
+                             env={"COLUMNS": "80"}, terminal_width=80)
+    assert res.exit_code == 0, res.output
+    assert "step 1 Write File: train.py: EPOCHS = 12 (" in res.output
+    assert "step 2 Write File: train.py: EPOCHS 12 → 30 (" in res.output
+    assert "final answer: EPOCHS 30 made it better" in res.output
+
+
+def test_a_replayed_action_the_task_does_not_offer_stops_the_run_before_it_starts(no_keys, tiny_task, tmp_path):
+    actions = tmp_path / "a.jsonl"
+    actions.write_text('{"action": "List Files", "args": {"dir_path": "."}}\n'
+                       '{"action": "Fly Away", "args": {}}\n{"action": "final answer", "args": {"final_answer": "x"}}\n')
+    res = CliRunner().invoke(app, ["run", str(tiny_task), "--agent", "replay", "--actions", str(actions),
+                                   "--sandbox", "local", "--runs-dir", str(tmp_path / "runs")])
+    assert res.exit_code == 2 and "'Fly Away'" in res.output and "'final answer'" not in res.output
+    assert not (tmp_path / "runs").exists()
+    implied = CliRunner().invoke(app, ["run", str(tiny_task), "--actions", str(actions),  # replay implied
+                                       "--sandbox", "local", "--runs-dir", str(tmp_path / "runs")])
+    assert implied.exit_code == 2 and "'Fly Away'" in implied.output and not (tmp_path / "runs").exists()
+    batch = CliRunner().invoke(app, ["batch", "--tasks", str(tiny_task), "--models", f"replay/{actions}",
+                                     "--sandbox", "local", "--dir", str(tmp_path / "b")])
+    assert batch.exit_code == 2 and "'Fly Away'" in batch.output and not (tmp_path / "b").exists()

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agent.fork import ForkError, fork_config, fork_run, prefix_totals
-from environments.family import diff_workspaces, load_family
+from environments.reports.family import diff_workspaces, load_family
 from environments.runs import RunDir, Step
 from tui.cli import app
 

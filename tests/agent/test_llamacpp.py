@@ -99,9 +99,9 @@ def test_a_wrong_hash_missing_or_wrong_package_is_a_clear_error(chunked, monkeyp
 
 
 def test_model_strings_for_the_local_provider(tmp_path):
-    from agent.models import make_model, parse_model
+    from agent.models import ModelRef, make_model
 
-    assert parse_model("llamacpp/qwen2.5-coder-0.5b?threads=1")[0] == "llamacpp"
+    assert ModelRef.parse("llamacpp/qwen2.5-coder-0.5b?threads=1").provider == "llamacpp"
     with pytest.raises(ModelConfigError, match="no such model file|llama-cpp-python"):
         make_model(f"llamacpp/{tmp_path / 'missing.gguf'}")
     if HAS_LLAMA:

@@ -12,23 +12,57 @@ from agent.models import (
     Usage,
     cost_of,
     make_model,
-    parse_model,
     price_of,
+)
+from agent.models.providers import (
+    PRICES,
+    PROVIDERS,
+    ModelRef,
+    default_fast,
+    first_keyed_default,
+    key_vars,
 )
 from agent.models.scripted import ScriptedModel
 from agent.replay import ReplayActor
 from agent.runner import create_run
 
 
+def _parts(spec):
+    ref = ModelRef.parse(spec)
+    return ref.provider, ref.name, dict(ref.options)
+
+
 def test_parse_model_strings():
-    assert parse_model("openai/gpt-4o") == ("openai", "gpt-4o", {})
-    assert parse_model("openai/qwen/qwen3-8b?temperature=0&max_retries=1") == (
+    assert _parts("openai/gpt-4o") == ("openai", "gpt-4o", {})
+    assert _parts("openai/qwen/qwen3-8b?temperature=0&max_retries=1") == (
         "openai", "qwen/qwen3-8b", {"temperature": 0, "max_retries": 1})
-    assert parse_model("langchain/pkg.mod:Chat?model=m&streaming=false") == (
+    assert _parts("langchain/pkg.mod:Chat?model=m&streaming=false") == (
         "langchain", "pkg.mod:Chat", {"model": "m", "streaming": False})
-    for bad in ("gpt-4o", "mistral/large", "openai/"):
+    for bad in ("gpt-4o", "mistral/large", "openai/", "openai/?seed=1"):
         with pytest.raises(ModelConfigError):
-            parse_model(bad)
+            ModelRef.parse(bad)
+    ref = ModelRef.parse("llamacpp/x.gguf?n_ctx=2048")
+    assert ref.spec == "llamacpp/x.gguf?n_ctx=2048" and ref.base == "llamacpp/x.gguf"
+    assert ref.with_option("seed", 3).spec == "llamacpp/x.gguf?n_ctx=2048&seed=3"
+    assert ref.with_option("n_ctx", 9) is ref  # what the string says wins
+    with pytest.raises(ModelConfigError, match="no-LLM agent"):
+        make_model("baseline/hparam")
+
+
+def test_every_provider_is_one_row_of_the_table(monkeypatch):
+    """A provider's facts are read from its row: key variable, default and fast models, seed."""
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    assert key_vars() == {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+    assert first_keyed_default() is None
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000")
+    assert first_keyed_default() == ("openai/gpt-4o", "openai/gpt-4o-mini")
+    assert default_fast("openai/gpt-4o?temperature=0") == "openai/gpt-4o-mini?temperature=0"
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    assert default_fast("openai/qwen3") == "openai/qwen3"  # a server with its own model list
+    assert default_fast("langchain/m:C") == "langchain/m:C"  # no fast model: the main one
+    assert {p for p, row in PROVIDERS.items() if row.seeded} == {"openai", "llamacpp", "scripted"}
+    assert all(k.startswith(tuple(f"{p}/" for p in PROVIDERS)) for k in PRICES)
 
 
 def test_prices_longest_prefix_and_user_table(tmp_path, monkeypatch):

@@ -90,7 +90,8 @@ def test_the_check_finds_what_it_looks_for():
 def test_one_function_scores_a_run_folder_and_every_front_end_uses_it():
     sources = _sources()
     scorers = {rel for rel, tree in sources.items()
-               if {"score_run", "score_steps", "ensure_baseline"} & _imported(tree, "environments.scoring")}
+               if {"score_run", "score_steps", "ensure_baseline"}
+               & (_imported(tree, "environments.scoring") | _imported(tree, "environments.baselines"))}
     # the batch measures its tasks' missing baselines once, before any run (not a run's score)
     assert scorers == {"agent/session.py", "agent/batch.py"}
     assert "score_run" not in _imported(sources["agent/batch.py"], "environments.scoring")
@@ -102,7 +103,7 @@ def test_agent_runs_begin_in_the_session():
     """``create_run``/``fork_run`` are called by the session alone, and by the two places that
     begin a person's run (the TUI's by-hand run and fork: a person, not a configured actor)."""
     begins = {rel for rel, tree in _sources().items() if {"create_run", "fork_run"} & _called(tree)}
-    assert begins == {"agent/session.py", "agent/human.py", "tui/screens/runs.py"}
+    assert begins == {"agent/session.py", "agent/human.py", "tui/screens/run.py"}
     for rel in ("tui/cli/run.py", "tui/app.py", "agent/batch.py"):
         assert "make_actor" not in _called(_sources()[rel]), rel
 

@@ -5,7 +5,6 @@ combination as a tree search with its own seed."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
@@ -21,6 +20,7 @@ from agent.tree.policy import PolicySettings
 from agent.tree.settings import TreeSettings
 from environments.runs import RunDir
 from tests.agent.helpers import write_replies
+from tests.agent.test_llamacpp import needs_qwen
 from tests.agent.test_tree_agent import VALIDATED_EVAL, VALIDATED_TOML
 from tests.agent.test_tree_agent import writes as writes_and_prints
 from tests.conftest import write_task
@@ -52,8 +52,7 @@ def test_make_actor_builds_the_tree_agent_with_the_configs_settings(tmp_path):
         make_actor(ActorConfig(kind="tree", model="baseline/hparam"))
 
 
-@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
-                    reason='llamacpp models need the local extra: pip install -e ".[local]"')
+@needs_qwen  # the factory builds the model: the extra and the model packages must be there
 def test_the_local_model_gets_room_for_a_whole_script():
     actor = make_actor(ActorConfig(kind="tree", model="llamacpp/qwen2.5-coder-0.5b", seed=1))
     assert actor.model.max_tokens == TREE_MAX_TOKENS >= 1400

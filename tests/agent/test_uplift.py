@@ -20,10 +20,10 @@ from agent.uplift import (
     pair_runs,
     paired_interval,
     run_uplift,
-    summarise,
     uplift_report,
+    uplift_rows,
 )
-from environments.report import RunRecord, load_runs
+from environments.reports import RowKey, RunRecord, load_runs
 from environments.runs import Budgets
 from environments.scoring import Score
 from tests.agent.helpers import react
@@ -112,7 +112,7 @@ def test_pairs_are_matched_by_seed_and_the_interval_is_the_paired_t_interval(exp
 
 
 def test_a_report_over_the_folder_keeps_the_arms_apart(experiment):
-    from environments.report import NO_TOOLS, anytime_curves, build_report
+    from environments.reports import NO_TOOLS, anytime_curves, build_report
 
     root, spec, _ = experiment
     (model,) = spec.models
@@ -174,7 +174,7 @@ def record(model: str, seed: int, normalized: float | None, failure: str | None 
     score = Score(task="t", metric="m", direction="higher", value=None if failure else 1.0, baseline=0.0,
                   improvement=None, success=False, threshold=0.1, step=2, failure=failure,
                   normalized=normalized)
-    return RunRecord(path="/x", run_id=f"{model}{seed}", task="t", model=model, seed=seed, status="finished",
+    return RunRecord(path="/x", run_id=f"{model}{seed}", key=RowKey(task="t", actor="research", model=model), seed=seed, status="finished",
                      tokens=100 * (seed + 1), cost=0.01, score=score if scored else None, anchored=True)
 
 
@@ -188,7 +188,7 @@ def test_pairing_counts_failures_as_baseline_and_lists_what_is_missing():
     assert pairs[2].difference is None and "without-tools: infrastructure" in pairs[2].missing
     assert pairs[3].difference is None and "with-tools: no run" in pairs[3].missing
     assert "without-tools: not scored" in pairs[3].missing
-    (row,) = summarise(list(pairs.values()))
+    (row,) = uplift_rows(list(pairs.values()))
     assert (row.pairs, row.incomplete) == (2, 2)
     assert row.uplift.mean == pytest.approx(0.2)
     assert row.uplift.low == pytest.approx(0.2 - 12.706 * statistics.stdev([0.7, -0.3]) / math.sqrt(2))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from environments.report import (
+from environments.reports import (
     anytime_curve,
     anytime_curves,
     build_report,
@@ -32,12 +32,12 @@ def score(step: int, normalized: float | None, failure: str | None = None) -> di
 
 
 def make_run(root: Path, run_id: str, actor: str, model: str | None, scores: list[dict],
-             step_times: list[float], calls: list[tuple[int, int]] = ()) -> Path:
+             step_times: list[float], calls: list[tuple[int, int]] = (), seed: int = 0) -> Path:
     """A run dir as the runner and the TUI leave it: run.json, trace.jsonl with step times,
     llm/calls.jsonl with (step, tokens) per call, scores.json."""
     path = root / run_id
     path.mkdir(parents=True)
-    meta = RunMeta(run_id=run_id, task="t", task_root="/nowhere", actor=actor, model=model,
+    meta = RunMeta(run_id=run_id, task="t", task_root="/nowhere", actor=actor, model=model, seed=seed,
                    agent=actor, status="finished", manifest=RunManifest(started_at=START),
                    totals=Totals(steps=len(step_times), tokens_in=sum(t for _, t in calls)))
     (path / "run.json").write_text(meta.model_dump_json())
@@ -63,14 +63,14 @@ def test_a_trajectory_starts_at_the_baseline_and_never_goes_back_in_budget():
     assert trajectory({1: 0.3, 2: 0.6}, {2: 7.0}) == [(0.0, 0.0), (7.0, 0.6)]  # step 1 has no time
 
 
-def test_the_curve_is_each_runs_score_at_the_budget_averaged():
+def test_the_curve_averages_the_runs_still_going_and_says_how_many():
     a = [(0.0, 0.0), (10.0, 0.4), (20.0, 1.0)]
-    b = [(0.0, 0.0), (15.0, 0.2)]  # ended at 15 s: keeps 0.2 afterwards
-    curve = anytime_curve([a, b])
+    b = [(0.0, 0.0), (15.0, 0.2)]  # ended at 15 s: not carried into the mean at 20 s
+    curve = anytime_curve([(a, 20.0), (b, 15.0)])
     assert [p.x for p in curve] == [0.0, 10.0, 15.0, 20.0]
-    assert [p.mean for p in curve] == pytest.approx([0.0, 0.2, 0.3, 0.6])
-    assert curve[-1].stderr == pytest.approx(statistics.stdev([1.0, 0.2]) / 2 ** 0.5)
-    assert {p.runs for p in curve} == {2}
+    assert [p.mean for p in curve] == pytest.approx([0.0, 0.2, 0.3, 1.0])
+    assert curve[2].stderr == pytest.approx(statistics.stdev([0.4, 0.2]) / 2 ** 0.5)
+    assert [(p.runs, p.ended) for p in curve] == [(2, 0), (2, 0), (2, 0), (1, 1)]
 
 
 def test_failed_evaluations_count_as_the_baseline_and_infrastructure_as_nothing():
@@ -87,7 +87,7 @@ def runs(tmp_path) -> Path:
     make_run(root, "agent1", "agent", "openai/m", [score(1, 0.2), score(2, 0.6)], [10, 40],
              calls=[(1, 100), (2, 300)])
     make_run(root, "agent2", "agent", "openai/m", [score(2, 0.0, failure="eval_error"), score(3, 0.8)],
-             [5, 20, 60], calls=[(1, 50), (3, 250)])  # step 2 made no model call
+             [5, 20, 60], calls=[(1, 50), (3, 250)], seed=1)  # step 2 made no model call
     make_run(root, "person", "human", None, [score(1, 0.5), score(2, 0.9)], [120, 300])
     return root
 
@@ -102,24 +102,25 @@ def test_curves_per_actor_against_clock_and_tokens_from_run_dirs(runs):
     assert [(p.x, p.mean) for p in clock["human"]] == [(0.0, 0.0), (120.0, 0.5), (300.0, 0.9)]
     agents = {p.x: p.mean for p in clock["openai/m"]}
     assert agents[20.0] == pytest.approx((0.2 + 0.0) / 2)
-    assert agents[60.0] == pytest.approx((0.6 + 0.8) / 2)
+    assert agents[60.0] == pytest.approx(0.8)  # agent1 ended at 40 s: only agent2 reached 60 s
     tokens = anytime_curves(list(records.values()), "tokens")["t"]
     assert set(tokens) == {"openai/m"}  # a person spends no tokens: not on this axis
     by_tokens = {p.x: p.mean for p in tokens["openai/m"]}
     # agent2's step 2 made no call: it is at the tokens of step 1 (50)
     assert by_tokens[50.0] == pytest.approx((0.0 + 0.0) / 2)
     assert by_tokens[300.0] == pytest.approx((0.2 + 0.8) / 2)  # agent1 spent 400 by its step 2
-    assert by_tokens[400.0] == pytest.approx((0.6 + 0.8) / 2)
+    assert by_tokens[400.0] == pytest.approx(0.6)  # agent2 ended at 300 tokens: agent1 alone
+    assert [(p.runs, p.ended) for p in tokens["openai/m"] if p.x == 400.0] == [(1, 1)]
 
 
 def test_report_json_and_plots_carry_the_anytime_curves(runs, tmp_path):
-    res = CliRunner().invoke(app, ["report", str(runs), "--json", "--plots", str(tmp_path / "p")])
+    res = CliRunner().invoke(app, ["report", "runs", str(runs), "--json", "--plots", str(tmp_path / "p")])
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     curves = data["anytime"]["t"]
     assert set(curves) == {"openai/m", "human"} and curves["human"]["tokens"] == []
     assert [p["x"] for p in curves["human"]["seconds"]] == [0.0, 120.0, 300.0]
-    assert set(curves["openai/m"]["seconds"][0]) == {"x", "mean", "stderr", "runs"}
+    assert set(curves["openai/m"]["seconds"][0]) == {"x", "mean", "stderr", "runs", "ended"}
     assert (tmp_path / "p" / "anytime_t.png").stat().st_size > 1000
     assert "normalized_curve" not in data["runs"][0]  # per-step data stays out of the run rows
 
@@ -160,7 +161,7 @@ async def test_the_scores_screen_switches_to_the_anytime_curves(runs):
 def test_step_times_and_tokens_read_the_formats_the_runner_writes(tmp_path):
     """The readers' fast paths on lines as ``Step`` and the call log write them (prompts that
     quote the very patterns they look for included), and the slow path on any other order."""
-    from environments.report import read_step_times, read_step_tokens
+    from environments.reports import read_step_times, read_step_tokens
     from environments.runs import Step
 
     tricky = 'a prompt quoting {"index":7,"time":"x"} and "step": 9, "messages" and "usage": {"input": 999, "output": 1'

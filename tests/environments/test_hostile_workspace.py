@@ -265,7 +265,7 @@ def test_resume_of_a_replay_run_needs_no_actions_file(tiny_task, tmp_path):
 def test_scoring_a_live_hostile_workspace_copies_only_its_regular_files(env):
     """Validate Submission scores the live workspace: a FIFO, a link to a host file and a
     1,200-deep tree in it must neither block, crash, nor reach the scorer."""
-    from environments.scoring import evaluate
+    from environments.evaluate import evaluate
 
     secret = env.workspace.parent / "host-secret.txt"
     secret.write_text("99999")

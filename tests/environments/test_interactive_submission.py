@@ -19,7 +19,7 @@ import pytest
 
 from environments import channel
 from environments.channel import ChannelError
-from environments.scoring import evaluate
+from environments.evaluate import evaluate
 from environments.task import TaskError, load_task
 from tests.conftest import write_task
 from tests.sandbox.backends import docker_marks

@@ -9,8 +9,8 @@ import os
 from agent.actor import Proposal
 from agent.config import ActorConfig
 from agent.replay import ReplayActor
-from agent.runner import create_run, drive
-from environments.manifest import RunManifest, lookup, machine, model_uses
+from agent.runner import create_run, drive, model_uses
+from environments.manifest import RunManifest, lookup, machine
 from environments.runs import RunDir, Step
 from environments.validation import VALIDATE, validation_calls
 

@@ -145,7 +145,7 @@ def test_a_deep_report_from_the_evaluation_is_an_eval_error(tmp_path):
     """The scoring runner's line is parsed again on the host, deeper in its stack than in the
     sandbox: code in the evaluated process that writes a report nested 985 deep (which the
     sandbox's runner still parses) must fail the evaluation, not the host."""
-    from environments.scoring import evaluate
+    from environments.evaluate import evaluate
 
     deep = textwrap.dedent("""
         import os, sys

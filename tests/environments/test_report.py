@@ -10,11 +10,12 @@ import pytest
 from typer.testing import CliRunner
 
 from environments.manifest import Machine, RunManifest, ValidationCall
-from environments.report import (
+from environments.reports import (
     build_report,
     compare,
     improvement_curves,
     load_runs,
+    RowKey,
     RunRecord,
     row_cells,
     summarise_runs,
@@ -36,11 +37,12 @@ def score(task: str, value: float | None, improvement: float | None, step: int,
 def make_run(root: Path, run_id: str, task: str, model: str, *, status: str = "finished",
              steps: int = 3, tokens: tuple[int, int] = (0, 0), cost: float = 0.0, seconds: float = 0.0,
              final: dict | None = None, curve: list[dict] | None = None,
-             sandbox: str = "local", manifest: RunManifest | None = None) -> Path:
+             sandbox: str = "local", manifest: RunManifest | None = None, seed: int = 0,
+             **meta_fields) -> Path:
     path = root / run_id
     path.mkdir(parents=True)
     meta = RunMeta(run_id=run_id, task=task, task_root="/nowhere", actor="agent", agent="research",
-                   model=model, status=status, sandbox=sandbox, manifest=manifest,
+                   model=model, seed=seed, status=status, sandbox=sandbox, manifest=manifest, **meta_fields,
                    totals=Totals(steps=steps, tokens_in=tokens[0], tokens_out=tokens[1], cost=cost,
                                  seconds=seconds))
     (path / "run.json").write_text(meta.model_dump_json())
@@ -57,13 +59,13 @@ def runs_dir(tmp_path) -> Path:
     make_run(root / "batch" / "runs" / "k1", "r1", "t1", "A", steps=3, tokens=(100, 50), cost=0.01,
              seconds=10, final=score("t1", 12.0, 0.2, 3),
              curve=[score("t1", 10.0, 0.0, 1), score("t1", 13.0, 0.3, 2), score("t1", 12.0, 0.2, 3)])
-    make_run(root, "r2", "t1", "A", steps=5, tokens=(200, 100), cost=0.03, seconds=20,
+    make_run(root, "r2", "t1", "A", seed=1, steps=5, tokens=(200, 100), cost=0.03, seconds=20,
              final=score("t1", 10.5, 0.05, 5))
-    make_run(root, "r3", "t1", "A", steps=4, seconds=30,
+    make_run(root, "r3", "t1", "A", seed=2, steps=4, seconds=30,
              final=score("t1", None, None, 4, failure="infrastructure"))
     make_run(root, "r4", "t1", "B", steps=2, tokens=(1000, 0), cost=0.5, seconds=5,
              final=score("t1", 15.0, 0.5, 2), curve=[score("t1", 11.0, 0.1, 1), score("t1", 15.0, 0.5, 2)])
-    make_run(root, "r5", "t1", "B", status="error", steps=1, tokens=(10, 0), seconds=1)
+    make_run(root, "r5", "t1", "B", seed=1, status="error", steps=1, tokens=(10, 0), seconds=1)
     make_run(root, "r6", "t2", "A", steps=2, final=score("t2", None, None, 2, failure="no_submission"))
     # a retired attempt (hidden folder) and a run's own workspace never count
     make_run(root / "batch" / ".retired" / "k1", "old", "t1", "A", final=score("t1", 99.0, 8.9, 1))
@@ -102,9 +104,11 @@ def test_compare_and_curves(runs_dir):
     assert cmp.success_rate_delta == pytest.approx(0.5 - 1 / 3)
     assert cmp.mean_improvement_delta == pytest.approx(0.375)
     curves = improvement_curves(runs)
-    # A: r1's curve (steps 1..3) and r2's final (step 5) carried forward; r3 has no value
-    assert [(s, round(m, 4)) for s, m, _ in curves["t1"]["A"]] == [(1, 0.0), (2, 0.3), (3, 0.2), (5, 0.125)]
-    assert [(s, m) for s, m, _ in curves["t1"]["B"]] == [(1, 0.1), (2, 0.5)]
+    # A: r1's curve (steps 1..3), r2's final at its step 5; r3 has no value. r1 ended at step 3,
+    # so step 5 averages r2 alone and says so (never r1's final carried forward)
+    assert [(p.x, round(p.mean, 4), p.runs, p.ended) for p in curves["t1"]["A"]] == [
+        (1, 0.0, 1, 0), (2, 0.3, 1, 0), (3, 0.2, 1, 0), (5, 0.05, 1, 1)]
+    assert [(p.x, p.mean) for p in curves["t1"]["B"]] == [(1, 0.1), (2, 0.5)]
     assert "t2" not in curves
 
 
@@ -144,8 +148,8 @@ def test_normalized_score_is_shown_next_to_the_raw_metric(tmp_path):
     root = tmp_path / "runs"
     for i, norm in enumerate((0.5, 1.0)):
         final = {**score("t1", 12.0 + i, 0.2, 3), "normalized": norm}
-        make_run(root, f"n{i}", "t1", "A", final=final)
-    row = summarise_runs("t1", "A", load_runs(root))
+        make_run(root, f"n{i}", "t1", "A", final=final, seed=i)
+    row = summarise_runs(RowKey(task="t1", actor="research", model="A"), load_runs(root))
     assert row.mean_normalized == pytest.approx(0.75) and row.mean_value == pytest.approx(12.5)
     assert "| 12.5 | 0.75 ± 0.25 |" in "| " + " | ".join(row_cells(row)) + " |"
 
@@ -166,14 +170,14 @@ def test_plots_draw_the_threshold_and_leave_out_runs_that_never_started(runs_dir
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    from environments.report import RunRecord, plot_notes
+    from environments.reports import RunRecord, plot_notes
 
     seen: dict[str, Figure] = {}
     real = Figure.savefig
     monkeypatch.setattr(Figure, "savefig", lambda fig, path, **kw: (
         seen.__setitem__(Path(path).name, fig), real(fig, path, **kw))[1])
     runs = load_runs(runs_dir)
-    never = RunRecord(path="", run_id="lost", task="t1", model="A", status="error",
+    never = RunRecord(path="", run_id="lost", key=RowKey(task="t1", actor="A", model="A"), status="error",
                       error="worker died")
     runs.append(never)
     write_plots(build_report(runs), runs, tmp_path / "plots")
@@ -227,7 +231,7 @@ def test_lost_combinations_are_read_through_the_batch_model(tmp_path):
 def test_a_batch_run_without_method_tools_has_a_row_of_its_own(tmp_path):
     """The uplift's control arm is told apart by its batch's spec, read from where the run lies
     (the folder may have moved since ``run.json`` named it)."""
-    from environments.report import NO_TOOLS
+    from environments.reports import NO_TOOLS
 
     for arm, tools in (("with", True), ("without", False)):
         batch = tmp_path / "moved" / arm
@@ -235,7 +239,7 @@ def test_a_batch_run_without_method_tools_has_a_row_of_its_own(tmp_path):
         meta = json.loads((run / "run.json").read_text())
         (run / "run.json").write_text(json.dumps({**meta, "batch": f"/old/place/{arm}"}))
         (batch / "batch.json").write_text(json.dumps({"spec": {"tasks": ["t1"], "method_tools": tools}}))
-    make_run(tmp_path / "moved", "loose", "t1", "A", final=score("t1", 12.0, 0.2, 3))  # no batch: tools
+    make_run(tmp_path / "moved", "loose", "t1", "A", final=score("t1", 12.0, 0.2, 3), seed=1)  # no batch: tools
     rows = {r.model: r.runs for r in build_report(load_runs(tmp_path / "moved"))}
     assert rows == {"A": 2, "A" + NO_TOOLS: 1}
 
@@ -245,25 +249,86 @@ def _record(seed: int, value: float) -> RunRecord:
 
     score = Score(task="t", metric="m", direction="higher", value=value, baseline=1.0,
                   improvement=value - 1.0, success=value > 1.1, threshold=0.1)
-    return RunRecord(path=f"r{seed}", run_id=f"r{seed}", task="t", model="m", seed=seed,
+    return RunRecord(path=f"r{seed}", run_id=f"r{seed}", key=RowKey(task="t", actor="research", model="m"), seed=seed,
                      status="finished", score=score)
 
 
 def test_a_spread_of_zero_across_seeds_says_the_seed_changed_nothing():
-    same = summarise_runs("t", "m", [_record(s, 1.5) for s in range(3)])
+    same = summarise_runs(RowKey(task="t", actor="research", model="m"), [_record(s, 1.5) for s in range(3)])
     assert same.seeds == 3 and same.same_every_seed
     assert "same for all 3 seeds" in row_cells(same)[6] and "±" not in row_cells(same)[6]
-    varied = summarise_runs("t", "m", [_record(0, 1.5), _record(1, 1.7), _record(2, 1.5)])
+    varied = summarise_runs(RowKey(task="t", actor="research", model="m"), [_record(0, 1.5), _record(1, 1.7), _record(2, 1.5)])
     assert not varied.same_every_seed and "±" in row_cells(varied)[6]
-    one_seed = summarise_runs("t", "m", [_record(0, 1.5), _record(0, 1.5)])  # repeats, not seeds
+    one_seed = summarise_runs(RowKey(task="t", actor="research", model="m"), [_record(0, 1.5), _record(0, 1.5)])  # repeats, not seeds
     assert not one_seed.same_every_seed
 
 
 def test_the_tree_agent_and_the_research_agent_on_one_model_have_rows_of_their_own(tmp_path):
-    for run_id, agent in (("r1", "research"), ("r2", "tree"), ("r3", "tree")):
-        run = make_run(tmp_path / "runs", run_id, "t1", "llamacpp/q", final=score("t1", 12.0, 0.2, 3))
+    for seed, (run_id, agent) in enumerate((("r1", "research"), ("r2", "tree"), ("r3", "tree"))):
+        run = make_run(tmp_path / "runs", run_id, "t1", "llamacpp/q", final=score("t1", 12.0, 0.2, 3),
+                       seed=seed)
         meta = json.loads((run / "run.json").read_text())
         meta["config"] = {**meta.get("config", {}), "kind": agent, "model": "llamacpp/q"}
         (run / "run.json").write_text(json.dumps(meta))
     rows = {r.model: r.runs for r in build_report(load_runs(tmp_path / "runs"))}
     assert rows == {"llamacpp/q": 1, "tree: llamacpp/q": 2}
+
+
+# ---- what a row counts: independent attempts, one per task × actor × seed ----------------------
+
+@pytest.fixture
+def mixed(tmp_path) -> Path:
+    """Beside three independent attempts (seeds 0-2): the README run's fork, a run stopped in
+    the TUI, a resumed run, and a second attempt of seed 0 made earlier."""
+    from environments.runs import ForkOrigin
+
+    root = tmp_path / "runs"
+    ok, miss = score("t1", 12.0, 0.2, 3), score("t1", 10.5, 0.05, 3)
+    for seed, final in enumerate((ok, miss, miss)):
+        make_run(root, f"ind{seed}", "t1", "A", seed=seed, steps=10, tokens=(900, 100), final=final,
+                 created_at=f"2026-01-02T00:00:0{seed}+00:00")
+    make_run(root, "old0", "t1", "A", seed=0, final=ok, created_at="2026-01-01T00:00:00+00:00")
+    make_run(root, "fork", "t1", "A", seed=0, steps=12, tokens=(5000, 151), cost=0.5, final=ok,
+             fork=ForkOrigin(parent="ind0", parent_dir=str(root / "ind0"), step=10,
+                             inherited=Totals(steps=10, tokens_in=5000, tokens_out=100, cost=0.4)))
+    make_run(root, "stopped", "t1", "A", seed=3, status="interrupted", final=ok)
+    make_run(root, "again", "t1", "A", seed=4, resumed=1, final=ok)
+    return root
+
+
+def test_a_row_counts_independent_attempts_and_shows_the_others_apart(mixed):
+    rows = {r.model: r for r in build_report(load_runs(mixed))}
+    assert set(rows) == {"A", "A · forks", "A · interrupted", "A · resumed", "A · repeats (same seed)"}
+    a = rows["A"]
+    assert (a.runs, a.successes, a.seeds) == (3, 1, 3)  # 33%, not 5 of 7 pooled
+    assert [rows[k].runs for k in ("A · forks", "A · interrupted", "A · resumed")] == [1, 1, 1]
+    assert rows["A · repeats (same seed)"].runs == 1  # old0: ind0 (later) is seed 0's attempt
+    assert list(rows)[0] == "A"  # independent attempts lead their task
+
+
+def test_a_fork_is_charged_only_its_own_steps_and_tokens(mixed):
+    fork = {r.run_id: r for r in load_runs(mixed)}["fork"]
+    assert (fork.steps, fork.tokens, fork.cost) == (2, 51, pytest.approx(0.1))
+    assert fork.key.attempt == "fork" and fork.last_step == 12
+
+
+def test_pool_all_pools_every_run_of_a_row(mixed):
+    (row,) = build_report(load_runs(mixed, pool_all=True))
+    assert (row.model, row.runs) == ("A", 7)
+    assert row.total_tokens == 3 * 1000 + 51  # the fork still brings only its own tokens
+
+
+def test_the_cli_shows_the_kinds_apart_and_pools_on_request(mixed):
+    res = CliRunner().invoke(app, ["report", "runs", str(mixed), "--json"])
+    assert res.exit_code == 0, res.output
+    rows = {r["model"]: r for r in json.loads(res.stdout)["rows"]}
+    assert rows["A"]["runs"] == 3 and rows["A"]["key"]["attempt"] == "independent"
+    pooled = json.loads(CliRunner().invoke(app, ["report", "runs", str(mixed), "--json",
+                                                 "--pool-all"]).stdout)
+    assert [r["runs"] for r in pooled["rows"]] == [7]
+
+
+def test_old_spellings_still_work_and_name_the_new_one(runs_dir):
+    res = CliRunner().invoke(app, ["report", str(runs_dir), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["rows"] and "labcoat report runs RUNS_DIR" in res.stderr

@@ -15,7 +15,8 @@ import pytest
 from agent.replay import ReplayActor, load_actions
 from agent.runner import Budgets, create_run, drive, task_of
 from environments.runs import RunDir
-from environments.scoring import check_task, score_run
+from environments.reference_check import check_reference
+from environments.scoring import score_run
 from environments.task import load_task
 
 ACTIONS = [
@@ -140,8 +141,8 @@ def test_kill_9_mid_run_then_resume_and_score(tiny_task, tmp_path):
 
 def test_check_task_passes_a_good_reference_and_fails_a_bad_one(tiny_task):
     task = load_task(tiny_task)
-    good = check_task(task, sandbox="local")
+    good = check_reference(task, sandbox="local")
     assert good.passed and good.reference == 60.0 and good.baseline == 6.0
     (tiny_task / "reference" / "train.py").write_text("open('result.txt','w').write('6.1')\n")
-    bad = check_task(load_task(tiny_task), sandbox="local")
+    bad = check_reference(load_task(tiny_task), sandbox="local")
     assert not bad.passed and bad.improvement < 0.10

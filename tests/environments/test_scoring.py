@@ -12,18 +12,22 @@ import pytest
 from agent.actor import Proposal
 from agent.replay import ReplayActor
 from agent.runner import create_run, drive
-from environments.environment import Environment
-from environments.runs import RunDir
-from environments.scoring import (
-    evaluate,
+from environments.baselines import (
+    Measured,
+    baseline_for,
+    baseline_path,
+    ensure_baseline,
+    find_baseline,
     known_baseline,
     measure,
-    pick_steps,
-    score_run,
-    score_steps,
+    read_baseline,
     store_baseline,
     summarise,
 )
+from environments.environment import Environment
+from environments.evaluate import EvalResult, evaluate
+from environments.runs import RunDir
+from environments.scoring import pick_steps, score_run, score_steps
 from environments.task import load_task
 from environments.validation import VALIDATE
 from sandbox import open_sandbox
@@ -363,3 +367,33 @@ def test_measured_baseline_is_stored_and_used_unless_fixed(tmp_path):
     fixed = load_task(write_task(tmp_path / "fixed"))  # baseline = 6.0 in task.toml
     store_baseline(fixed, measured.model_copy(update={"mean": 99.0}))
     assert known_baseline(fixed) == 6.0
+
+
+def test_a_stored_baseline_is_read_through_its_model_and_kept_to_its_backend(tmp_path):
+    task = load_task(write_task(tmp_path / "unfixed", toml='solve = ["train.py"]\n'))
+    store_baseline(task, Measured(task=task.name, backend="docker", values=[5.0, 7.0], mean=6.0, std=1.4))
+    stored = read_baseline(task)
+    assert isinstance(stored, Measured) and stored.values == [5.0, 7.0]
+    assert find_baseline(task).model_dump() == {"value": 6.0, "source": "stored"}
+    assert known_baseline(task, "docker") == 6.0
+    assert known_baseline(task, "local") is None  # a runtime measured in docker is not local's
+    fixed = load_task(write_task(tmp_path / "fixed"))  # baseline = 6.0 in task.toml
+    assert find_baseline(fixed, "local").source == "task.toml"
+
+
+def test_a_paired_baseline_measured_in_the_same_call_wins(tmp_path):
+    fixed = load_task(write_task(tmp_path / "fixed"))  # baseline = 6.0 in task.toml
+    assert baseline_for(fixed, EvalResult(value=1.0, baseline=2.5)) == 2.5
+    assert baseline_for(fixed, EvalResult(value=1.0)) == 6.0
+
+
+def test_a_stored_baseline_that_does_not_validate_is_measured_again(tmp_path):
+    task = load_task(write_task(tmp_path / "unfixed", toml='solve = ["train.py"]\n'))
+    path = baseline_path(task)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('{"task": "tiny", "mean": ')  # a torn write
+    assert read_baseline(task) is None and known_baseline(task) is None
+    measured = []
+    assert ensure_baseline(task, runs=1, sandbox="local", on_measure=measured.append) == 6.0
+    assert measured == [task.name] and read_baseline(task).values == [6.0]
+

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from environments.safefs import WorkspaceError
-from environments.scoring import lay_read_only, reset_workspace
+from environments.evaluate import lay_read_only, reset_workspace
 from environments.submission import OUTPUTS, collect_outputs
 from environments.task import load_task
 from tests.conftest import write_task
@@ -346,7 +346,7 @@ def timed_task(tmp_path: Path) -> Path:
 
 @BACKENDS
 def test_timed_scoring_touches_its_workspaces_only_through_safefs(tmp_path, monkeypatch, sandbox):
-    from environments.scoring import evaluate
+    from environments.evaluate import evaluate
 
     task = load_task(timed_task(tmp_path))
     ws = tmp_path / "ws"
@@ -364,7 +364,7 @@ def test_timed_scoring_touches_its_workspaces_only_through_safefs(tmp_path, monk
 @BACKENDS
 def test_interactive_and_data_only_scoring_touch_workspaces_only_through_safefs(
         tmp_path, monkeypatch, sandbox):
-    from environments.scoring import evaluate
+    from environments.evaluate import evaluate
     from tests.environments import test_interactive_submission as oracle
 
     interactive = load_task(write_task(tmp_path / "oracle-task", toml=oracle.TOML,

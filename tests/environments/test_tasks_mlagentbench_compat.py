@@ -145,7 +145,8 @@ def test_an_mlagentbench_style_vectorization_folder_scores_with_its_own_baseline
     """MLAgentBench's layout for vectorization (train.py writes its runtime to submission.csv,
     eval.py reads it with pandas): no task.toml, lower is better, a finite runtime, and a
     baseline stored under its own content hash, never the suite task's."""
-    from environments.scoring import baseline_path, ensure_baseline, evaluate, run_solve
+    from environments.baselines import baseline_path, ensure_baseline, run_solve
+    from environments.evaluate import evaluate
 
     root = tmp_path / "vectorization"
     for rel, text in {"env/train.py": MLAB_VECTORIZATION_TRAIN,

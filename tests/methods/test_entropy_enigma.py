@@ -242,3 +242,64 @@ def test_flip_estimates_take_exactly_the_em_settings():
     with pytest.raises(TypeError, match="stepz"):
         estimate_flips_many(model, [], stepz=3)
     assert estimate_flips_many(model, [], steps=3, seed=1) == []
+
+
+def _handwritten_bn(bn, x: torch.Tensor) -> torch.Tensor:
+    """The previous GroupedBatchNorm forward (explicit mean and biased variance per group)."""
+    xs = x.reshape(bn.groups, x.shape[0] // bn.groups, *x.shape[1:])
+    dims = [1, *range(3, xs.dim())]
+    mean = xs.mean(dim=dims, keepdim=True)
+    var = xs.var(dim=dims, unbiased=False, keepdim=True)
+    shape = [bn.groups, 1, -1] + [1] * (xs.dim() - 3)
+    out = (xs - mean) / torch.sqrt(var + bn.eps) * bn.weight.view(shape) + bn.bias.view(shape)
+    return out.reshape(x.shape)
+
+
+@pytest.mark.parametrize("shape", [(3 * 64, 128), (2 * 16, 4, 5, 5)])
+def test_grouped_bn_on_torch_kernel_matches_the_handwritten_path(shape):
+    """The fast path (torch's batch_norm, groups side by side as channels) gives the previous
+    hand-written path's outputs and gradients within 1e-5 relative (float32 round-off: they
+    are not bit-identical), and each group exactly what nn.BatchNorm gives it alone."""
+    from methods.entropy_enigma.adapt import GroupedBatchNorm
+
+    groups = 3 if len(shape) == 2 else 2
+    torch.manual_seed(0)
+    bn = torch.nn.BatchNorm1d(shape[1]) if len(shape) == 2 else torch.nn.BatchNorm2d(shape[1])
+    with torch.no_grad():
+        bn.weight.uniform_(0.5, 1.5), bn.bias.uniform_(-0.5, 0.5)
+    gbn = GroupedBatchNorm(bn, groups)
+    with torch.no_grad():
+        gbn.weight.add_(torch.randn_like(gbn.weight) * 0.1)
+    x = (torch.randn(shape) * 3 + 1).requires_grad_(True)
+    g_out = torch.randn(shape)
+
+    def run(forward):
+        gbn.zero_grad(), x.grad.zero_() if x.grad is not None else None
+        out = forward(x)
+        (out * g_out).sum().backward()
+        return out.detach(), x.grad.clone(), gbn.weight.grad.clone(), gbn.bias.grad.clone()
+
+    fast, slow = run(gbn), run(lambda v: _handwritten_bn(gbn, v))
+    for a, b in zip(fast, slow):
+        assert torch.allclose(a, b, rtol=1e-5, atol=1e-5), float((a - b).abs().max())
+    per = x.shape[0] // groups
+    for r in range(groups):  # each group: exactly torch's BN in batch-statistics mode alone
+        alone = torch.nn.functional.batch_norm(x.detach()[r * per:(r + 1) * per], None, None,
+                                               gbn.weight[r].detach(), gbn.bias[r].detach(), True)
+        assert torch.equal(fast[0][r * per:(r + 1) * per], alone)
+
+
+def test_fast_path_flips_equal_the_handwritten_path(source, shift_sets, monkeypatch):
+    """End to end on two shifted sets (Tent, 40 steps): the same flip statistics as the previous
+    hand-written batch norm, and grouped sets exactly what each gives alone."""
+    from methods.entropy_enigma.adapt import GroupedBatchNorm
+
+    xs = [shift_sets[i].x for i in (2, 13)]
+    fast = estimate_flips_many(source, xs, steps=40)
+    assert fast == [estimate_flips(source, x, steps=40) for x in xs]  # bit-identical now
+    monkeypatch.setattr(GroupedBatchNorm, "forward", _handwritten_bn)
+    slow = estimate_flips_many(source, xs, steps=40)
+    for f, s in zip(fast, slow):
+        assert f.n_images == s.n_images and f.flips == s.flips
+        assert f.weighted_flips == pytest.approx(s.weighted_flips, abs=1e-6)
+        assert f.avg_conf == pytest.approx(s.avg_conf, abs=1e-6)

@@ -33,7 +33,8 @@ async def opened_run(app, pilot):
     from tui.screens.run import RunScreen
 
     await settle(app, pilot)
-    await wait_for(pilot, lambda: isinstance(app.screen, RunScreen))
+    # pushed is not mounted yet: its on_mount (steps, the first form) may still be to come
+    await wait_for(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.is_mounted)
     await pilot.pause()
     return app.screen
 

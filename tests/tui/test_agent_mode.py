@@ -29,8 +29,9 @@ REPLIES = "\n---8<---\n".join([
 ])
 
 
-def scripted_session(tmp_path, replies: str = REPLIES, confirm: bool = False):
-    task = write_task(tmp_path / "tiny")
+def scripted_session(tmp_path, replies: str = REPLIES, confirm: bool = False, train: str | None = None):
+    """A scripted agent's session on a tiny task (its train.py replaced by ``train``)."""
+    task = write_task(tmp_path / "tiny", files=None if train is None else {"env/train.py": train})
     replies_file = tmp_path / "replies.txt"
     replies_file.write_text(replies)
     model = f"scripted/{replies_file}"
@@ -83,7 +84,9 @@ async def test_confirm_mode_rejects_an_action_which_is_never_run(tmp_path):
                            and action in str(proposal.render()))
 
         await shown("Write File")
-        await click(pilot, "#confirm-reject")
+        await click(pilot, "#confirm-reject")  # asks why: the reason goes to the agent
+        await wait_for(pilot, lambda: bool(screen.query("#reject-reason")))
+        await pilot.press(*"keep train.py", "enter")
         await shown("List Files")
         await click(pilot, "#confirm-accept")
         await shown("Final Answer")
@@ -92,6 +95,7 @@ async def test_confirm_mode_rejects_an_action_which_is_never_run(tmp_path):
     steps = RunDir.open(session.run.path).steps()
     assert [s.action for s in steps] == ["List Files", "Final Answer"]
     assert steps[0].meta["rejected"][0]["action"] == "Write File"
+    assert steps[0].meta["rejected"][0]["reason"] == "keep train.py"
     assert "BROKEN" not in (session.run.workspace / "train.py").read_text()
 
 

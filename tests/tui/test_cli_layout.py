@@ -46,11 +46,13 @@ def test_tasks_json_is_unchanged(at80):
 
 def test_report_at_80_columns(at80, tmp_path):
     runs, _ = make_demo_runs(tmp_path)
-    result = at80.invoke(app, ["report", str(runs)])
+    result = at80.invoke(app, ["report", "runs", str(runs)])
     assert result.exit_code == 0, result.output
     _lines_fit(result.output)
     assert "scripted/demo.txt" in result.output and "baseline/hparam" in result.output
-    wide = at80.invoke(app, ["report", str(runs), "--wide"]).output
+    words = result.output.split()  # the headline numbers' headers are there, never broken mid-word
+    assert {"success", "improvement"} <= set(words) and "succes" not in words, result.output
+    wide = at80.invoke(app, ["report", "runs", str(runs), "--wide"]).output
     assert "infra failures" in wide and "best-step improvement" in wide
 
 

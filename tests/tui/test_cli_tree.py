@@ -60,6 +60,10 @@ def at80(monkeypatch) -> CliRunner:
 
 
 def report(runner: CliRunner, *args: str):
+    """``labcoat report tree RUN_DIR ...`` (the tests name the run ``--tree RUN_DIR``, the
+    spelling from before the subcommands, which still works: see the refusal test)."""
+    if args[:1] == ("--tree",):
+        args = ("tree", *args[1:])
     return runner.invoke(app, ["report", *args])
 
 
@@ -147,7 +151,7 @@ def test_a_run_without_a_tree_is_a_one_line_error(tmp_path):
 def test_other_report_options_are_refused_with_tree(tree_run, tmp_path, extra):
     args = [str(tmp_path) if a in ("RUNS", "PLOTS") else str(tree_run.path) if a == "RUN" else a
             for a in extra]
-    res = report(CliRunner(), "--tree", str(tree_run.path), *args)
+    res = CliRunner().invoke(app, ["report", "--tree", str(tree_run.path), *args])  # the old spelling
     assert res.exit_code == 2 and "give it alone" in said(res), res.output
     assert not list(tmp_path.iterdir())  # nothing written (no plots)
 

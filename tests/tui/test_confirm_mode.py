@@ -8,6 +8,7 @@ from environments.runs import RunDir
 from tests.tui.conftest import SIZE, click, wait_for
 from tests.tui.test_agent_mode import REPLIES, react, scripted_session
 from tui.app import LabcoatApp
+from tui.screens.ask import AskScreen
 from tui.screens.run import RunScreen
 from tui.widgets.code_view import CodeView
 
@@ -50,10 +51,13 @@ async def test_stop_while_a_proposal_waits_records_interrupted_and_clears_the_pa
         screen = pilot.app.screen
         await wait_for(pilot, lambda: session.pending is not None)
         await click(pilot, "#agent-stop")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, AskScreen))  # asks first
+        await pilot.press("y")
         await wait_for(pilot, lambda: session.run.meta.status == "interrupted")
         await pilot.pause()
         assert screen.query_one("#confirm-panel").has_class("hidden")
         assert screen.query_one("#agent-pause").disabled
+        assert not screen.query_one("#agent-controls Button").display  # nothing left to stop
     meta = RunDir.open(session.run.path).meta
     assert meta.status == "interrupted" and meta.status_reason == "stopped by the user"
     assert RunDir.open(session.run.path).steps() == []
@@ -68,17 +72,19 @@ async def test_the_pause_label_follows_a_single_step_and_paused_time_is_measured
             return str(screen.query_one("#agent-pause").label)
 
         await wait_for(pilot, lambda: session.pending is not None)  # the worker waits on us
-        assert label() == "Pause"
+        assert label() == "Pause (space)"
         await pilot.press("n")  # single step: this step runs, then the session pauses itself
         await pilot.press("y")
         await wait_for(pilot, lambda: len(screen.steps) == 1)
         await pilot.pause()
-        assert session.paused and label() == "Resume"
+        assert session.paused and label() == "Resume (space)"
         await pilot.press("space")
         await wait_for(pilot, lambda: session.pending is not None
                        and session.pending.action == "Write File")
-        assert label() == "Pause" and session.paused_seconds > 0
-        await click(pilot, "#agent-stop")
+        assert label() == "Pause (space)" and session.paused_seconds > 0
+        await pilot.press("S")  # Stop's key: it asks too
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, AskScreen))
+        await pilot.press("y")
         await wait_for(pilot, lambda: session.run.meta.status == "interrupted")
 
 

@@ -14,6 +14,7 @@ from tests.tui.conftest import SIZE, settle, wait_for
 from tests.tui.test_human_mode import submit
 from tui.app import LabcoatApp
 from tui.cli import app as cli_app
+from tui.screens.ask import AskScreen
 from tui.screens.run import RunScreen
 from tui.screens.runs import ForkDialog, RunsScreen
 
@@ -33,7 +34,7 @@ async def test_a_person_forks_a_run_at_a_step_and_continues_by_hand(tmp_path):
     app = LabcoatApp(runs_dir=runs_dir, sandbox="local", first_screen=lambda: RunsScreen(runs_dir))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await pilot.press("k")
+        await pilot.press("K")
         await wait_for(pilot, lambda: isinstance(app.screen, ForkDialog))
         dialog = app.screen
         step = dialog.query_one("#fork-step")
@@ -44,20 +45,22 @@ async def test_a_person_forks_a_run_at_a_step_and_continues_by_hand(tmp_path):
         assert app.screen is dialog and "0 to 7" in str(dialog.query_one("#fork-error").render())
         step.value = "3"
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, RunScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, RunScreen) and app.screen.is_mounted)
         screen = app.screen
         assert screen.human is not None and screen.run.meta.fork.parent == original.meta.run_id
         assert [s.action for s in screen.steps] == [a["action"] for a in ACTIONS[:3]]
         await submit(app, pilot, "Write File", file_name="by_hand.txt", content="mine\n")
-        await pilot.press("escape")  # leaving the run closes it
+        await pilot.press("escape", "escape")  # the form closes, then leaving asks (it ends the run)
+        await wait_for(pilot, lambda: isinstance(app.screen, AskScreen))
+        await pilot.press("y")
         await settle(app, pilot)
         await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen))
         table = app.screen.query_one("#runs-table")
         await wait_for(pilot, lambda: table.row_count == 2)
         rows = [[str(c) for c in table.get_row_at(i)] for i in range(2)]
     fork = RunDir.open(screen.run.path)
-    assert rows[0][0] == original.meta.run_id
-    assert rows[1][0] == f"└ {fork.meta.run_id}" and rows[1][4] == "4 (from 3)"
+    assert rows[0][-1] == original.meta.run_id
+    assert rows[1][-1] == f"└ {fork.meta.run_id}" and rows[1][4] == "4 (from 3)"
     steps = fork.steps()
     assert [(s.action, s.inherited, s.actor) for s in steps] == [
         ("List Files", True, "replay"), ("Write File", True, "replay"), ("Execute Script", True, "replay"),
@@ -78,7 +81,7 @@ async def test_a_fork_that_cannot_be_made_is_said_and_nothing_opens(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         app.notify = lambda message, **kw: notes.append(message)  # what the person is told
         await pilot.pause()
-        await pilot.press("k")
+        await pilot.press("K")
         await wait_for(pilot, lambda: isinstance(app.screen, ForkDialog))
         await pilot.press("enter")
         await wait_for(pilot, lambda: bool(notes))
@@ -98,9 +101,12 @@ async def test_the_run_view_forks_at_the_step_on_screen(tmp_path):
         await wait_for(pilot, lambda: len(first.steps) == len(ACTIONS))
         first.select(2)
         await pilot.press("K")
-        await wait_for(pilot, lambda: app.screen is not first and isinstance(app.screen, RunScreen))
+        await wait_for(pilot, lambda: app.screen is not first and isinstance(app.screen, RunScreen)
+                       and app.screen.is_mounted)
         fork = app.screen
         assert fork.human is not None and fork.run.meta.fork.step == 2
         assert [s.action for s in fork.steps] == [a["action"] for a in ACTIONS[:2]]
-        await pilot.press("escape")
+        await pilot.press("escape")  # a live run by hand: leaving asks
+        await wait_for(pilot, lambda: isinstance(app.screen, AskScreen))
+        await pilot.press("y")
         await settle(app, pilot)

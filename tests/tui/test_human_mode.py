@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from environments.runs import RunDir
-from tests.tui.conftest import SIZE, click, settle
+from tests.tui.conftest import SIZE, click, settle, wait_for
+from tui.screens.ask import AskScreen
 from tui.screens.run import RunScreen
 from tui.widgets.action_form import ActionForm
 
@@ -26,6 +27,8 @@ async def test_human_episode_on_vectorization_is_recorded_like_an_agent_run(app,
         tasks.query_one("#tasks-table").move_cursor(row=names.index("vectorization"))
         await pilot.pause()
         await click(pilot, "#start-human")
+        await wait_for(pilot, lambda: isinstance(app.screen, AskScreen))  # it names the task
+        await pilot.press("y")
         await settle(app, pilot)
         assert isinstance(app.screen, RunScreen)
         run_screen = app.screen

@@ -61,21 +61,26 @@ async def test_diff_is_computed_when_its_tab_is_shown_for_the_step_then_selected
         assert workspace.index == 4  # ... and catches up when shown
 
 
-async def test_workspace_opens_what_a_step_changed_and_keeps_the_file_otherwise(demo_run):
+async def test_workspace_opens_the_script_and_keeps_it_over_a_changed_data_file(demo_run):
     async with _app(demo_run).run_test(size=SIZE) as pilot:
         screen = pilot.app.screen
-        await pilot.press("g")  # step 1 changed nothing and no file is open yet
+        await pilot.press("g")  # step 1 changed nothing: the script opens, as it was then
         await pilot.pause()
-        assert _viewer(screen) == "Select a file."
+        assert "sum(nums)" in _viewer(screen)
         await pilot.press("l")  # step 2 wrote train.py
         await pilot.pause()
         assert "open('result.txt','w').write('42')" in _viewer(screen)
-        await pilot.press("l", "l")  # step 3 wrote result.txt; step 4 changed nothing: kept
+        await pilot.press("l", "l")  # step 3 wrote result.txt (data: the script stays open)
         await pilot.pause()
-        assert screen.current == 4 and _viewer(screen) == "42"
-        await pilot.press("g")  # result.txt does not exist at step 1
+        assert screen.current == 4 and "write('42')" in _viewer(screen)
+        workspace = screen.query_one("#workspace", WorkspaceView)
+        workspace.open_file("result.txt")  # a file opened by hand stays open ...
+        await pilot.press("h")
         await pilot.pause()
-        assert _viewer(screen) == "Select a file."
+        assert workspace.opened == "result.txt" and _viewer(screen) == "42"
+        await pilot.press("g")  # ... until a step where it does not exist: the script again
+        await pilot.pause()
+        assert workspace.opened == "train.py" and "sum(nums)" in _viewer(screen)
 
 
 async def test_reasoning_folds_with_f_and_a_section_with_a_click_on_its_header(demo_run):
@@ -156,7 +161,7 @@ async def test_footer_keeps_its_keys_when_the_bindings_it_shows_do_not_change(de
         screen = pilot.app.screen
         await pilot.pause()
         before = list(screen.query(FooterKey))
-        assert any(key.description == "Fold" for key in before)
+        assert any(key.description == "Quit" for key in before)
         screen.refresh_bindings()
         await pilot.pause()
         assert list(screen.query(FooterKey)) == before  # same widgets: not rebuilt

@@ -11,9 +11,9 @@ import typer
 
 from agent.batch import BatchSpec
 from agent.config import ActorConfig, build, options
-from tui.cli.run import config_options
+from tui.cli.run import check_actions, config_options
 from tui.cli.common import (
-    JSON_OPT, SANDBOX_OPT, console, err_console, fail, isolating, stdout_for_json_only,
+    JSON_OPT, SANDBOX_OPT, console, err_console, fail, isolating, known_task, stdout_for_json_only,
 )
 from tui.terminal_text import safe_line, safe_text
 
@@ -29,22 +29,28 @@ def _split(text: Optional[str]) -> list[str]:
 def default_models(actor: ActorConfig) -> str:
     """What ``labcoat run`` would pick with no --model: a provider's model when its key is
     set, else baseline/hparam."""
-    from agent.factory import resolve_choice
+    from agent.factory import BASELINE, resolve_choice
 
-    return resolve_choice(actor.kind, None, actor.actions)[1] or "baseline/hparam"
+    return resolve_choice(actor.kind, None, actor.actions)[1] or BASELINE
 
 
 def check_models(spec: BatchSpec) -> None:
-    """Build each model's actor once, before any run starts: a typo in a model string or a
-    missing API key is a usage error now, not N failed runs later."""
+    """Build each model's actor once, before any run starts: a typo in a task name or a
+    model string, a missing API key or a replayed action a task does not offer is a usage
+    error now, not N failed runs later."""
     from agent.factory import AgentConfigError, make_actor
     from agent.replay import ReplayError
 
+    for task in spec.tasks:
+        known_task(task)
     for model in spec.models:
+        config = spec.config_for(model, spec.seeds[0])
         try:
-            make_actor(spec.config_for(model, spec.seeds[0]))
+            make_actor(config)
         except (AgentConfigError, ReplayError, ValueError, FileNotFoundError) as err:
             fail(f"--models {model}: {err}")
+        for task in spec.tasks:
+            check_actions(config, task)
 
 
 #: set per combination (``--models``, ``--seeds``), so not options of the whole batch
@@ -62,7 +68,8 @@ def batch_cmd(
     executor: str = typer.Option("local", "--executor", help="local | ray"),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="a Ray cluster (default: "
                                               "start a local instance)"),
-    batch_dir: Optional[Path] = typer.Option(None, "--batch-dir", help="default runs/batch-<time>"),
+    batch_dir: Optional[Path] = typer.Option(  # --batch-dir: the older spelling, kept
+        None, "--dir", "--batch-dir", metavar="DIR", help="the batch folder (default: runs/batch-<time>)"),
     resume: Optional[Path] = typer.Option(None, "--resume", help="continue the batch in this folder"),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="run failed combinations again"),
     sandbox: str = SANDBOX_OPT,
@@ -155,10 +162,10 @@ def batch_cmd(
         typer.echo(result.model_dump_json(indent=2))
     else:
         for r in result.results:
-            if not r.get("ok"):
-                why = r.get("error") or r.get("failure") or r.get("status")
+            if not r.ok:
+                why = r.error or r.failure or r.status
                 first = (str(why).strip().splitlines() or [""])[0][:200]
-                err_console.print(safe_line(("failed", "red"), f" {r['key']}: {first}"))
+                err_console.print(safe_line(("failed", "red"), f" {r.key}: {first}"))
         console.print(f"{result.done}/{result.total} done, {result.failed} failed "
                       f"({result.skipped_failed} earlier failures not retried), {result.ran} run now "
                       f"in {result.seconds:.0f} s, cost ${result.cost:.4f}")

@@ -19,14 +19,28 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+from typer.core import TyperGroup
 
 from tui.terminal_text import SafeConsole, safe_text, visible
 
 
+class CliConsole(SafeConsole):
+    """The CLI's console: a :class:`SafeConsole` whose lines of text, when it writes to no
+    terminal (a pipe, a log, a test's runner), are written whole: a log line broken at 80
+    columns mid-phrase reads as two lines and defeats ``grep``. Tables are still laid out at
+    the width (they need one); a terminal still wraps text between words."""
+
+    def print(self, *objects, soft_wrap: bool | None = None, **kwargs) -> None:
+        if soft_wrap is None and not self.is_terminal and all(isinstance(o, (str, Text)) for o in objects):
+            soft_wrap = True
+        super().print(*objects, soft_wrap=soft_wrap, **kwargs)
+
+
 def make_console(**kwargs) -> Console:
     """A console for the CLI (rich's ``Console`` arguments): one that shows the control
-    characters in what it prints (``\\x1b``) instead of writing them to the terminal."""
-    return SafeConsole(**kwargs)
+    characters in what it prints (``\\x1b``) instead of writing them to the terminal, and
+    writes plain lines unbroken where no terminal reads them (:class:`CliConsole`)."""
+    return CliConsole(**kwargs)
 
 
 console = make_console()
@@ -38,8 +52,39 @@ def echo(text: str, nl: bool = True) -> None:
     workspace diff): control characters shown as escapes, like the consoles do."""
     typer.echo(visible(text), nl=nl)
 
+#: what a value-taking flag shows when it names no metavar of its own (typer's ``<int>``)
+METAVARS = {"<int>": "N", "<float>": "NUMBER", "<str>": "TEXT", "<path>": "PATH"}
+
+
+def label_params(params: list, ctx) -> list:
+    """``params`` with a metavar a person can read: none on a flag (``--score/--no-score``
+    takes no value; typer would show ``<bool>``), ``N``/``NUMBER``/``TEXT``/``PATH`` on a
+    value whose option named none. Arguments keep their name."""
+    from typer.core import TyperOption
+
+    for p in params:
+        if not isinstance(p, TyperOption) or p.metavar is not None:
+            continue
+        p.metavar = "" if p.is_flag else METAVARS.get(p.display_type(ctx) or "", None)
+    return params
+
+
+class Group(TyperGroup):
+    """labcoat's command group: every command's flags, its own and the help's, shown with the
+    metavars of :func:`label_params` whoever declared them."""
+
+    def get_params(self, ctx) -> list:
+        return label_params(super().get_params(ctx), ctx)
+
+    def get_command(self, ctx, cmd_name: str):
+        command = super().get_command(ctx, cmd_name)
+        if command is not None and not isinstance(command, TyperGroup):
+            label_params(command.get_params(ctx), ctx)
+        return command
+
+
 SANDBOX_OPT = typer.Option(
-    "auto", "--sandbox",
+    "auto", "--sandbox", metavar="BACKEND",
     help="auto | docker | local | none (none: actors' code runs on this machine unisolated; "
     "only when you name it)")
 JSON_OPT = typer.Option(False, "--json", help="machine-readable output on stdout")
@@ -69,6 +114,22 @@ def isolating(kind: str) -> str:
         raise  # unreachable: fail() exits
 
 
+def known_task(text: str) -> None:
+    """Exit with a usage error, before anything starts, unless ``text`` is a suite task or a
+    folder; a near miss names the task meant (``digit``: did you mean digits?)."""
+    import difflib
+    from pathlib import Path
+
+    from environments.suite import suite_task_dirs
+
+    names = [p.name for p in suite_task_dirs()]
+    if text in names or Path(text).expanduser().is_dir():
+        return
+    close = difflib.get_close_matches(text, names, n=3)
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    fail(f"{text!r} is neither a suite task nor a task folder; {hint}(labcoat tasks lists the suite)")
+
+
 def num(x: float | None) -> str:
     """A measurement for people: four significant digits, thousands without an exponent
     (``45,440`` rather than ``4.544e+04``); ``--json`` keeps full precision."""
@@ -79,12 +140,27 @@ def num(x: float | None) -> str:
     return f"{x:.4g}"
 
 
+def improvement_text(s) -> str:
+    """A score's improvement as people should read it: with its 95% interval when the score
+    has one (a timed task's paired comparison), so a no-op's +8.2% [−3.1%, +19.5%] is not
+    taken for a result."""
+    if s.improvement is None:
+        return "n/a"
+    interval = getattr(s, "interval", None)
+    if interval is None:
+        return f"{s.improvement:+.1%}"
+    low, high = interval
+    return f"{s.improvement:+.1%} [95% CI {low:+.1%}, {high:+.1%}]"
+
+
 def print_score(s) -> None:
+    """The score line: value, baseline, improvement (with its interval when it has one),
+    threshold, verdict."""
     if s.value is None:
         console.print(Text.assemble("score: ", ("failed", "red"),
                                     safe_text(f" ({s.failure}) {s.detail[:500]}")))
         return
-    imp = "n/a" if s.improvement is None else f"{s.improvement:+.1%}"
+    imp = improvement_text(s)
     verdict = ("success", "green") if s.success else ("below threshold", "yellow")
     console.print(Text.assemble(f"score: {s.metric} = {num(s.value)} (baseline {num(s.baseline)}, "
                                 f"improvement {imp}, threshold {s.threshold:.0%}) → ", verdict))
@@ -97,15 +173,20 @@ WIDE_OPT = typer.Option(False, "--wide", help="every column, however wide the te
 @dataclass(frozen=True)
 class Col:
     """A column of a table people read: ``key`` names are typed back (never cut or folded);
-    ``extra`` columns give way to ``--wide`` when the terminal is too narrow for them."""
+    ``extra`` columns give way to ``--wide`` when the terminal is too narrow for them;
+    ``short`` is the header then (``avail`` for ``available``)."""
 
     name: str
     key: bool = False
     extra: bool = False
     justify: str = "left"
+    short: str | None = None
 
 
-def print_table(title: str, cols: list[Col], rows: list[list[str]], *, wide: bool = False) -> None:
+Cell = str | Text  # a Text cell is the caller's, built with safe_text (a coloured yes/no)
+
+
+def print_table(title: str, cols: list[Col], rows: list[list[Cell]], *, wide: bool = False) -> None:
     """Print a table that reads in the terminal (80 columns in a pipe); ``wide``: every
     column at its natural width, however wide that is (for ``less -S`` or a wide window).
     Title, names and cells are plain text (task folders, file names and model strings are
@@ -116,29 +197,82 @@ def print_table(title: str, cols: list[Col], rows: list[list[str]], *, wide: boo
     out.print(table)
 
 
-def fitted_table(title: str, cols: list[Col], rows: list[list[str]], *, wide: bool = False,
+def clip(text: str, width: int) -> str:
+    """``text`` on one line within ``width``, cut between words with ``…`` (a word longer
+    than the whole width is cut inside)."""
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    cut = text[: max(1, width - 1)]
+    if text[len(cut)] != " " and " " in cut:  # the cut fell inside a word: drop the word
+        cut = cut[: cut.rindex(" ")].rstrip(" ,;:(")
+    return cut + "…"
+
+
+FOLD_PAST = 24  # a cell's word longer than this (a path, a model file) may fold in a narrow table
+
+
+def longest_word(text: str) -> int:
+    """The width a header needs so that it wraps only between its words."""
+    return max((len(w) for w in text.split()), default=0)
+
+
+def fitted_table(title: str, cols: list[Col], rows: list[list[Cell]], *, wide: bool = False,
                  width: int | None = None) -> tuple[Table, int]:
     """A table that reads at ``width`` (default: the terminal's), and the width it needs whole.
 
-    When every column does not fit at its natural width, the ``extra`` ones are left out (the
-    caption says ``--wide`` shows them); key columns keep their full width, the others fold.
+    When every column does not fit at its natural width, the ``extra`` columns are left out,
+    headers take their ``short`` form (the largest saving first) until the rest fits, and
+    when even that is too wide the rightmost other columns are left out too; the caption
+    says ``--wide`` shows them. Key columns keep their full width, the others fold their
+    cells (a word past ``FOLD_PAST`` characters, a path, inside), and no header is broken
+    inside a word (``improv/ement``): it wraps between words.
     """
     width = width or console.width
-    cols = [replace(c, name=visible(c.name)) for c in cols]
-    rows = [[visible(cell) for cell in r] for r in rows]  # widths as they will be shown
-    natural = [max([len(c.name), *(len(r[i]) for r in rows)]) for i, c in enumerate(cols)]
+    cols = [replace(c, name=visible(c.name), short=visible(c.short) if c.short else None) for c in cols]
+    cells = [[c if isinstance(c, Text) else Text(visible(c)) for c in r] for r in rows]
+    natural = [max([len(c.name), *(r[i].cell_len for r in cells)]) for i, c in enumerate(cols)]
     needed = sum(natural) + 3 * len(cols) + 1
-    keep = [i for i, c in enumerate(cols) if wide or needed <= width or not c.extra]
-    table = Table(title=safe_text(title),
-                  box=box.SIMPLE_HEAD if not wide and needed > width else box.HEAVY_HEAD)
+    narrow = not wide and needed > width
+    keep = [i for i, c in enumerate(cols) if not (narrow and c.extra)]
+    headers = [c.name for c in cols]
+    if narrow:  # short headers, the largest saving first, until the table fits (or none is left)
+        def least_of(i: int, header: str) -> int:  # a header's words whole; a cell may fold
+            return max([longest_word(header), *(min(longest_word(r[i].plain), FOLD_PAST) for r in cells)])
+
+        least = [natural[i] if c.key else least_of(i, c.name) for i, c in enumerate(cols)]
+
+        def fits() -> bool:
+            return sum(least[i] for i in keep) + 3 * len(keep) + 1 <= width
+
+        for i in sorted((i for i in keep if cols[i].short), key=lambda i: len(cols[i].short) - len(cols[i].name)):
+            if fits():
+                break
+            headers[i] = cols[i].short
+            least[i] = least_of(i, headers[i])
+        while not fits() and any(not cols[i].key for i in keep):  # else rich drops one unsaid
+            keep.remove(max(i for i in keep if not cols[i].key))
+        # rich's own shrinking ignores minimum widths, so the widths are set here: each column
+        # its least, then what is left to the ones that would use it, the nearest to whole first
+        set_width = {i: least[i] for i in keep}
+        spare = width - (sum(least[i] for i in keep) + 3 * len(keep) + 1)
+        whole = {i: max([len(headers[i]), *(r[i].cell_len for r in cells)]) for i in keep}
+        for i in sorted(keep, key=lambda i: whole[i] - least[i]):
+            more = max(0, min(spare, whole[i] - set_width[i]))
+            set_width[i] += more
+            spare -= more
+    table = Table(title=safe_text(title), box=box.SIMPLE_HEAD if narrow else box.HEAVY_HEAD)
     for i in keep:
         c = cols[i]
+        header = Text(headers[i])
+        fixed = set_width[i] if narrow else None
         if c.key:
-            table.add_column(Text(c.name), no_wrap=True, min_width=natural[i], justify=c.justify)
+            table.add_column(header, no_wrap=True, min_width=natural[i], width=fixed, justify=c.justify)
         else:
-            table.add_column(Text(c.name), overflow="fold", justify=c.justify)
-    for r in rows:
-        table.add_row(*(Text(r[i]) for i in keep))
+            table.add_column(header, overflow="fold", min_width=longest_word(header.plain), width=fixed,
+                             justify=c.justify)
+    for r in cells:
+        table.add_row(*(r[i] for i in keep))
     left_out = [c.name for i, c in enumerate(cols) if i not in keep]
     if left_out:
         table.caption = Text(f"--wide adds: {', '.join(left_out)}")

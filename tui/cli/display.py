@@ -8,6 +8,7 @@ panel's console is the CLI's ``SafeConsole`` besides.
 
 from __future__ import annotations
 
+import difflib
 import re
 import sys
 import time
@@ -28,36 +29,163 @@ def _head(text: str, width: int = 100) -> str:
 
 METRIC = re.compile(r"\b(acc|accuracy|loss|score|error|f1|auc|rmse|mae|perplexity|ppl|val\w*|test\w*)"
                     r"\b[^\n]{0,20}?[:=]\s*-?\d", re.I)
+VALIDATION = re.compile(r"\b(val(idation)?|dev)", re.I)
 WRITES = {"Write File": "written", "Append File": "appended"}
+MOSTLY_KEPT = 0.5  # a write keeping less of the file's lines (:func:`_kept`) is a rewrite, told by size
+TOKEN = re.compile(r"[A-Za-z_]\w*|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|\S")
+NAME = re.compile(r"[A-Za-z_]\w*")
+VALUE_CHARS = 30  # of a changed value shown (a rewritten line is not a value)
+EDIT_PARTS = 4  # an edit changing more places than this is told by its line counts
 
 
-def step_summary(step: Step, width: int = 100) -> str:
-    """What a step did, in one line for a person watching the run.
+def _changed_value(old: str, new: str) -> str | None:
+    """One replaced line as the change it makes: ``EPOCHS = 12`` → ``EPOCHS = 30`` reads
+    ``EPOCHS 12 → 30`` (``MLP(hidden=64)``: ``hidden 64 → 128``), named after the identifier
+    before the first difference; None when the lines differ in more than one place."""
+    ta, tb = list(TOKEN.finditer(old)), list(TOKEN.finditer(new))
+    a, b = [t.group() for t in ta], [t.group() for t in tb]
+    diffs = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+             if op[0] != "equal"]
+    if len(diffs) != 1 or (diffs[0][1], diffs[0][2]) == (0, len(a)):  # none, or a new line
+        return None
+    _, i1, i2, j1, j2 = diffs[0]
+    name = next((t for t in reversed(a[:i1]) if NAME.fullmatch(t)), "")
+
+    def span(tokens: list[re.Match], text: str, i: int, j: int) -> str:  # as written, spaces kept
+        return _cut(text[tokens[i].start():tokens[j - 1].end()], VALUE_CHARS) if j > i else "∅"
+
+    return f"{name} {span(ta, old, i1, i2)} → {span(tb, new, j1, j2)}".strip()
+
+
+def change_gist(old: list[str], new: list[str]) -> list[str]:
+    """What an edit changed, as people say it: each replaced line's changed value
+    (``EPOCHS 12 → 30``), else the new line itself; added and removed lines counted."""
+    parts: list[str] = []
+    strip = [x.strip() for x in old], [x.strip() for x in new]
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, *strip, autojunk=False).get_opcodes():
+        if op == "replace":
+            pairs = list(zip(strip[0][i1:i2], strip[1][j1:j2]))
+            for was, now in pairs:
+                parts.append(_changed_value(was, now) or _cut(now, VALUE_CHARS))
+            extra = (j2 - j1) - (i2 - i1)
+            if extra:
+                parts.append(f"{'+' if extra > 0 else '−'}{abs(extra)} line{'s' * (abs(extra) != 1)}")
+        elif op == "insert":
+            added = [x for x in strip[1][j1:j2] if x]
+            parts.append(_cut(added[0], VALUE_CHARS) if len(added) == 1 else f"+{j2 - j1} lines")
+        elif op == "delete":
+            parts.append(f"−{i2 - i1} line{'s' * (i2 - i1 != 1)}")
+    return parts
+
+
+def _kept(old: list[str], new: list[str]) -> int:
+    """Lines a write kept: equal ones, and replaced ones that changed a single value."""
+    strip = [x.strip() for x in old], [x.strip() for x in new]
+    kept = 0
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, *strip, autojunk=False).get_opcodes():
+        if op == "equal":
+            kept += i2 - i1
+        elif op == "replace":
+            kept += sum(_changed_value(a, b) is not None for a, b in zip(strip[0][i1:i2], strip[1][j1:j2]))
+    return kept
+
+
+def _joined(head: str, parts: list[str], width: int) -> str:
+    """``head: a, b, c`` within ``width``: the parts that fit, then ``(+N more)``."""
+    shown: list[str] = []
+    for k, part in enumerate(parts):
+        rest = len(parts) - k - 1
+        more = f" (+{rest} more)" if rest else ""
+        candidate = f"{head}: {', '.join([*shown, part])}{more}"
+        if len(candidate) > width and shown:
+            return f"{head}: {', '.join(shown)} (+{len(parts) - k} more)"
+        shown.append(part)
+    return _cut(f"{head}: {', '.join(shown)}", width)
+
+
+def _diff_sides(diff: str) -> tuple[list[str], list[str]]:
+    """A unified diff's removed and added lines, in order (what an Edit Script step shows)."""
+    lines = diff.splitlines()
+    old = [x[1:] for x in lines if x.startswith("-") and not x.startswith("---")]
+    new = [x[1:] for x in lines if x.startswith("+") and not x.startswith("+++")]
+    return old, new
+
+
+def _tree_tag(step: Step) -> str:
+    """``node 3 improve of 1: `` for a tree agent's step (its ``meta["tree"]``), else ``""``."""
+    tag = (step.meta or {}).get("tree")
+    if not isinstance(tag, dict) or tag.get("node") is None:
+        return ""
+    parent = tag.get("parent")
+    of = f" of {parent}" if parent not in (None, 0) and tag.get("op") in ("improve", "debug") else ""
+    return f"node {tag['node']} {tag.get('op', '?')}{of}: "
+
+
+def step_summary(step: Step, width: int = 100, before: str | None = None) -> str:
+    """What a step did, in one line for a person watching the run: what was tried and what it
+    gave.
 
     The observation's first line is usually boilerplate ("The script has been executed.
-    Here is the output:"); say instead what happened: a script's last metric line (else its
-    last output line) and exit code, a write's size, an edit's added and removed lines.
+    Here is the output:"); say instead what happened: a write's changed values against
+    ``before`` (the file as it was, when known: ``train.py: EPOCHS 12 → 30``), an edit's
+    changed lines, a script's validation number (else its last metric line, else its last
+    output line) and exit code. A tree agent's step opens with its node and operator.
     """
+    tag = _tree_tag(step)
+    return tag + _what(step, max(20, width - len(tag)), before)
+
+
+def _what(step: Step, width: int, before: str | None) -> str:
     obs = step.observation or ""
     args = step.args if isinstance(step.args, dict) else {}
     if step.action in WRITES and isinstance(args.get("content"), str) and not step.error:
         content = args["content"]
+        name = str(args.get("file_name", "?"))
         lines = len(content.splitlines())
         size = len(content.encode("utf-8", "surrogatepass"))  # a lone surrogate is 3 bytes too
-        return _cut(f"{args.get('file_name', '?')}: {lines} line{'s' * (lines != 1)}, "
-                    f"{human_bytes(size)} {WRITES[step.action]}", width)
+        verb = WRITES[step.action]
+        if step.action == "Write File" and before is not None:
+            old, new = before.splitlines(), content.splitlines()
+            if old == new:
+                return f"{name}: rewritten unchanged"
+            if _kept(old, new) >= MOSTLY_KEPT * max(len(old), len(new)):
+                return _joined(name, change_gist(old, new), width)
+            verb = "rewritten"  # a new script, not a change to read line by line
+        return _cut(f"{name}: {lines} line{'s' * (lines != 1)}, {human_bytes(size)} {verb}", width)
     if step.action == "Execute Script" and "\n" in obs:
         output = [line.strip() for line in obs.split("\n", 1)[1].splitlines() if line.strip()]
         metrics = [line for line in output if METRIC.search(line)]
-        shown = (metrics or output or [""])[-1]
+        validation = [line for line in metrics if VALIDATION.search(line)]
+        shown = (validation or metrics or output or [""])[-1]
         code = f"exit {step.exit_code}: " if step.exit_code else ""
         return _cut(code + shown, width)
     if step.action.startswith("Edit Script"):
-        added = sum(1 for line in obs.splitlines() if line.startswith("+") and not line.startswith("+++"))
-        removed = sum(1 for line in obs.splitlines() if line.startswith("-") and not line.startswith("---"))
-        if added or removed:
-            return _cut(f"{args.get('script_name', '')} edited: +{added} −{removed} lines".strip(), width)
+        old, new = _diff_sides(obs)
+        name = str(args.get("script_name", "")) or "edited"
+        parts = change_gist(old, new)
+        if len(parts) > EDIT_PARTS:  # a rewrite, not a change to read line by line
+            return _cut(f"{name} edited: +{len(new)} −{len(old)} lines", width)
+        if parts:
+            return _joined(name, parts, width)
     return _head(obs, width)
+
+
+BEFORE_CAP = 1 << 20  # a write larger than this is summarised by its size, not diffed
+
+
+def before_write(run: RunDir, step: Step) -> str | None:
+    """The file a Write File step replaced, as the run's previous snapshot holds it (None: a
+    new file, another action, a write too large to diff, or a snapshot not there to read)."""
+    args = step.args if isinstance(step.args, dict) else {}
+    name, content = args.get("file_name"), args.get("content")
+    if step.action != "Write File" or not isinstance(name, str) or not isinstance(content, str) \
+            or len(content) > BEFORE_CAP:
+        return None
+    try:
+        old = run.snapshots.read(f"{step.index - 1:05d}", name.removeprefix("./"))
+    except (OSError, ValueError, KeyError, RuntimeError):  # SnapshotError is a RuntimeError
+        return None
+    return old.decode("utf-8", "replace") if len(old) <= 4 * BEFORE_CAP else None
 
 
 def _cut(text: str, width: int) -> str:
@@ -101,9 +229,17 @@ def _left(run: RunDir) -> str:
     return f", {' '.join(parts)} left" if parts else ""
 
 
+FINAL_CAP = 2000  # characters of the final answer printed; run.json keeps it whole
+
+
 def ending(run: RunDir) -> str:
-    """How the run ended; a stopped one says how to continue it, naming its folder."""
+    """How the run ended and the actor's final answer (what it says it found); a stopped one
+    says how to continue it, naming its folder."""
     line = f"{run.meta.status}: {run.meta.status_reason}"
+    answer = (run.meta.final_answer or "").strip()
+    if answer:
+        more = f" … ({len(answer) - FINAL_CAP} more characters in run.json)" if len(answer) > FINAL_CAP else ""
+        line += f"\nfinal answer: {answer[:FINAL_CAP]}{more}"
     if run.meta.status in ("interrupted", "error"):
         line += f"\nrun dir: {run.path}\nresume: labcoat run --resume {run.path}"
     return line
@@ -122,7 +258,8 @@ class PlainHooks(RunHooks):
         flag = " ERROR" if step.error else ""
         mark = isolation_mark(run.meta.sandbox)
         flag += f" {mark}" if mark else ""
-        print(visible(f"[{run.meta.run_id}] step {step.index} {step.action}{flag}: {step_summary(step)} "
+        said = step_summary(step, before=before_write(run, step))
+        print(visible(f"[{run.meta.run_id}] step {step.index} {step.action}{flag}: {said} "
                       f"(tokens {count(t.tokens_in)}/{count(t.tokens_out)}, ${t.cost:.4f}, "
                       f"{t.seconds:.0f}s{_left(run)})"), file=self.stream, flush=True)
 
@@ -136,7 +273,7 @@ class LiveHooks(RunHooks):
     def __init__(self, console: Console, keep: int = 12) -> None:
         self.console = console
         self.keep = keep
-        self.rows: list[Step] = []
+        self.rows: list[tuple[Step, str]] = []  # each step with its summary, made once
         self.started = time.monotonic()
         self.live = Live(console=console, refresh_per_second=4, transient=False)
         self.run: RunDir | None = None
@@ -158,23 +295,26 @@ class LiveHooks(RunHooks):
         table.add_column("action", width=22)
         table.add_column("observation")
         table.add_column("s", width=6)
-        for s in self.rows[-self.keep:]:
+        for s, said in self.rows[-self.keep:]:
             style = "red" if s.error else ""
-            table.add_row(str(s.index), safe_text(s.action), safe_text(step_summary(s, 200), style),
-                          f"{s.seconds:.1f}")
+            table.add_row(str(s.index), safe_text(s.action), safe_text(said, style), f"{s.seconds:.1f}")
         return table
 
     def before_step(self, run: RunDir) -> None:
         if self.run is None:
             self.run = run
-            self.rows = run.steps()
+            self.rows = [self._row(run, s) for s in run.steps()[-self.keep:]]
             self.live.start()
             self.live.update(self._render())
 
     def after_step(self, run: RunDir, step: Step | None) -> None:
         if step is not None:
-            self.rows.append(step)
+            self.rows.append(self._row(run, step))
         self.live.update(self._render())
+
+    @staticmethod
+    def _row(run: RunDir, step: Step) -> tuple[Step, str]:
+        return step, step_summary(step, 200, before_write(run, step))
 
     def on_end(self, run: RunDir) -> None:
         if self.run is not None:

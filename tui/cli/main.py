@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import typer
-from rich.table import Table
 
 from tui.cli import batch as batch_cmd
 from tui.cli import report as report_cmd
@@ -14,11 +13,22 @@ from tui.cli import sandbox as sandbox_cmd
 from tui.cli import scoring as scoring_cmd
 from tui.cli import uplift as uplift_cmd
 from tui.cli import launch as tui_cmd
-from tui.cli.common import JSON_OPT, WIDE_OPT, Col, console, num, print_table
-from tui.terminal_text import safe_text
+from rich.text import Text
+
+from tui.cli.common import (
+    JSON_OPT,
+    WIDE_OPT,
+    Col,
+    Group,
+    clip,
+    console,
+    fitted_table,
+    num,
+    print_table,
+)
 
 app = typer.Typer(
-    help="labcoat: an agentic ML research workbench.", no_args_is_help=True,
+    cls=Group, help="labcoat: an agentic ML research workbench.", no_args_is_help=True,
     pretty_exceptions_show_locals=False,
 )
 
@@ -50,7 +60,7 @@ tui_cmd.register(app)
 @app.command("tasks")
 def tasks_cmd(as_json: bool = JSON_OPT, wide: bool = WIDE_OPT) -> None:
     """List the task suite."""
-    from environments.scoring import known_baseline
+    from environments.baselines import known_baseline
     from environments.suite import list_tasks
 
     tasks = list_tasks()
@@ -74,7 +84,7 @@ def tasks_cmd(as_json: bool = JSON_OPT, wide: bool = WIDE_OPT) -> None:
 
 
 @app.command("tools")
-def tools_cmd(as_json: bool = JSON_OPT) -> None:
+def tools_cmd(as_json: bool = JSON_OPT, wide: bool = WIDE_OPT) -> None:
     """List the method tools actors can call."""
     from methods.registry import all_tools
 
@@ -84,12 +94,16 @@ def tools_cmd(as_json: bool = JSON_OPT) -> None:
                                 "entry": t.entry, "schema": t.args_model.model_json_schema()}
                                for t in tools.values()], indent=2))
         return
-    table = Table(title=f"{len(tools)} method tools")  # names and descriptions: plain text
-    table.add_column("name")
-    table.add_column("command")
-    table.add_column("description")
-    for t in tools.values():
-        table.add_row(safe_text(t.name), safe_text(" ".join(t.argv())), safe_text(t.description))
+    title = f"{len(tools)} method tools"
+    if wide:
+        print_table(title, [Col("name", key=True), Col("command"), Col("description")],
+                    [[t.name, " ".join(t.argv()), t.description] for t in tools.values()], wide=True)
+        return
+    # one line a tool: its name and its description's opening, cut between words
+    room = console.width - max([4, *(len(n) for n in tools)]) - 7
+    table, _ = fitted_table(title, [Col("name", key=True), Col("description")],
+                            [[t.name, clip(t.description, room)] for t in tools.values()])
+    table.caption = Text("--wide adds: command, whole descriptions")
     console.print(table)
 
 

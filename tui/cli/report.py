@@ -1,7 +1,18 @@
-"""``labcoat report``: a task × model table over run directories, plots, and comparisons."""
+"""``labcoat report runs|family|tree``: a table over run folders, a run's forks, a tree run's nodes.
+
+The spellings from before the subcommands (``report RUNS_DIR``, ``report --family RUN_DIR``,
+``report --tree RUN_DIR``) still work: :class:`ReportGroup` sends them to :func:`legacy_cmd`,
+which says the new spelling in one line on stderr (stdout stays the report's: ``--json``).
+
+At 80 columns a table keeps its headline numbers (success, improvement, normalized score) and
+drops the less important columns instead (``--wide`` shows all): :func:`fit` picks the columns
+whose words fit, so no header or name is broken mid-word, and the runs table is stacked by
+task (one table a task, its name in the title) rather than spend a column on it.
+"""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import Optional
 
@@ -12,66 +23,184 @@ from tui.cli.common import (
     JSON_OPT,
     WIDE_OPT,
     Col,
+    Group,
     console,
     echo,
     err_console,
     fail,
+    fitted_table,
     print_table,
 )
 from tui.terminal_text import safe_text
 
-#: what a person reading the report at 80 columns needs; the rest comes with --wide
-NARROW = {"task", "model", "runs", "success", "mean improvement", "cost $"}
+SUBCOMMANDS = ("runs", "family", "tree")
+ROWS_NOTE = ("A row counts independent attempts (one per task × actor × seed); forks (their own "
+             "steps and tokens), interrupted, resumed and repeated runs have rows of their own "
+             "(--pool-all pools them). Failures count as runs without success.")
+#: the runs table's columns, most important first; HEADLINE ones are never dropped
+PRIORITY = ["model", "success", "mean improvement", "normalized", "runs", "cost $", "failures",
+            "steps", "tokens", "best-step improvement", "metric", "wall s", "infra failures"]
+HEADLINE = {"model", "success", "mean improvement", "normalized"}
+#: the family table's columns, most important first
+FAMILY_PRIORITY = ["run", "final score", "actor", "at", "steps (own)", "status", "forked from",
+                   "score after the fork point"]
 
 
-def report_columns(names: list[str]) -> list[Col]:
-    return [Col(n, key=n in ("task", "model"), extra=n not in NARROW,
-                justify="left" if n in ("task", "model") else "right") for n in names]
+def _longest_word(text: str) -> int:
+    return max((len(w) for w in text.split()), default=0)
 
 
-def register(app: typer.Typer) -> None:
-    app.command("report")(report_cmd)
+def fit(names: list[str], rows: list[list[str]], priority: list[str], headline: set[str],
+        width: int, key: str) -> list[str]:
+    """The columns to show at ``width``: the headline ones, then others in ``priority`` order
+    while every column can be as wide as its longest word (the ``key`` column, typed back, as
+    its longest cell), so rich wraps at spaces, never inside a word; in the table's order."""
+    need = {n: max(_longest_word(n), *((len(r[i]) if n == key else _longest_word(r[i])) for r in rows))
+            for i, n in enumerate(names)}
+    chosen = [n for n in priority if n in headline and n in names]
+    used = sum(need[n] + 3 for n in chosen) + 1
+    for n in priority:
+        if n in names and n not in chosen and used + need[n] + 3 <= width:
+            chosen.append(n)
+            used += need[n] + 3
+    return [n for n in names if n in chosen]
 
 
-def report_cmd(
-    runs_dir: Optional[Path] = typer.Argument(None, help="a folder of runs (searched recursively), "
-                                              "e.g. a batch"),
-    markdown: bool = typer.Option(False, "--markdown", help="a Markdown table on stdout"),
+def show(title: str, names: list[str], rows: list[list[str]], *, priority: list[str],
+         headline: set[str], key: str, wide: bool, right: set[str] = frozenset()) -> None:
+    """Print a table through the CLI's ``fitted_table``: everything with ``--wide``, else the
+    columns :func:`fit` keeps, the caption naming the ones ``--wide`` adds."""
+    keep = names if wide else fit(names, rows, priority, headline, console.width, key)
+    cols = [Col(n, key=n == key, justify="right" if n in right else "left") for n in keep]
+    idx = [names.index(n) for n in keep]
+    if wide:
+        print_table(title, cols, [[r[i] for i in idx] for r in rows], wide=True)
+        return
+    table, _ = fitted_table(title, cols, [[r[i] for i in idx] for r in rows])
+    left_out = [n for n in names if n not in keep]
+    if left_out:
+        table.caption = Text(f"--wide adds: {', '.join(left_out)}")
+    console.print(table)
+
+
+class ReportGroup(Group):
+    """``report`` and its subcommands; an old spelling (no subcommand first) goes to the
+    hidden ``legacy`` command, which runs it and names the new spelling."""
+
+    def parse_args(self, ctx, args: list[str]) -> list[str]:
+        if args and args[0] not in (*SUBCOMMANDS, "legacy", "--help", "-h"):
+            args = ["legacy", *args]
+        return super().parse_args(ctx, args)
+
+
+app = typer.Typer(cls=ReportGroup, no_args_is_help=True,
+                  help="Reports over run folders: runs (a task × actor table), family (a run and "
+                  "its forks), tree (a tree run's nodes).")
+
+
+def register(parent: typer.Typer) -> None:
+    parent.add_typer(app, name="report")
+
+
+POOL_OPT = typer.Option(False, "--pool-all", help="pool forks, interrupted, resumed and repeated "
+                        "runs with the independent attempts of their row (default: rows of their own)")
+WHERE_OPT = typer.Option(
+    None, "--where", help="only runs whose run.json has KEY=VALUE (repeatable): backend=docker, "
+    "gpu=none, cores=16, mode=tools, kind=baseline, validations=0, or any dotted key "
+    "(config.context.keep_last=3, manifest.machine.cpu_model=...)")
+COMPARE_OPT = typer.Option(
+    None, "--compare",
+    help="two models (labels in the table) or two run folders, side by side on shared tasks")
+PLOTS_OPT = typer.Option(None, "--plots", help="write PNG plots into this folder")
+MARKDOWN_OPT = typer.Option(False, "--markdown", help="a Markdown table on stdout")
+DIFF_OPT = typer.Option(False, "--diff", help="each fork's final workspace diffed against the run "
+                        "it was forked from")
+
+
+@app.command("runs")
+def runs_cmd(
+    runs_dir: Path = typer.Argument(..., help="a folder of runs (searched recursively), e.g. a batch"),
+    markdown: bool = MARKDOWN_OPT,
     as_json: bool = JSON_OPT,
     wide: bool = WIDE_OPT,
-    plots: Optional[Path] = typer.Option(None, "--plots", help="write PNG plots into this folder"),
-    compare: Optional[tuple[str, str]] = typer.Option(
-        None, "--compare",
-        help="two models (labels in the table) or two run folders, side by side on shared tasks"),
-    where: Optional[list[str]] = typer.Option(
-        None, "--where", help="only runs whose run.json has KEY=VALUE (repeatable): backend=docker, "
-        "gpu=none, cores=16, mode=tools, kind=baseline, validations=0, or any dotted key "
-        "(config.context.keep_last=3, manifest.machine.cpu_model=...)"),
-    family: Optional[Path] = typer.Option(
-        None, "--family", help="a run directory: it, the run it was forked from and every fork, "
-        "compared (score per step after each fork point, final score)"),
-    diff: bool = typer.Option(False, "--diff", help="with --family: each fork's final workspace "
-                              "diffed against the run it was forked from"),
-    tree: Optional[Path] = typer.Option(
-        None, "--tree", help="a tree run's directory (--agent tree): its nodes (parent, op, status, "
-        "metric, seconds, plan) with the best marked"),
+    plots: Optional[Path] = PLOTS_OPT,
+    compare: Optional[tuple[str, str]] = COMPARE_OPT,
+    where: Optional[list[str]] = WHERE_OPT,
+    pool_all: bool = POOL_OPT,
 ) -> None:
-    """Success rate, improvement ± stderr, steps, tokens, cost, time and failures per task × model."""
+    """Success rate, improvement ± stderr, steps, tokens, cost, time and failures per task ×
+    actor, over independent attempts (one per task × actor × seed)."""
+    runs_report(runs_dir, markdown=markdown, as_json=as_json, wide=wide, plots=plots,
+                compare=compare, where=where, pool_all=pool_all)
+
+
+@app.command("family")
+def family_cmd(
+    run_dir: Path = typer.Argument(..., help="a run directory: it, the run it was forked from and "
+                                   "every fork, compared"),
+    markdown: bool = MARKDOWN_OPT,
+    as_json: bool = JSON_OPT,
+    wide: bool = WIDE_OPT,
+    diff: bool = DIFF_OPT,
+) -> None:
+    """A run's family: score per step after each fork point, final scores, workspace diffs."""
+    family_report(run_dir, as_json=as_json, markdown=markdown, diff=diff, wide=wide)
+
+
+@app.command("tree")
+def tree_cmd(
+    run_dir: Path = typer.Argument(..., help="a tree run's directory (--agent tree)"),
+    markdown: bool = MARKDOWN_OPT,
+    as_json: bool = JSON_OPT,
+    wide: bool = WIDE_OPT,
+) -> None:
+    """A tree run's nodes (parent, op, status, metric, seconds, plan), the best marked."""
+    tree_report(run_dir, as_json=as_json, markdown=markdown, wide=wide)
+
+
+@app.command("legacy", hidden=True)
+def legacy_cmd(
+    runs_dir: Optional[Path] = typer.Argument(None),
+    markdown: bool = MARKDOWN_OPT,
+    as_json: bool = JSON_OPT,
+    wide: bool = WIDE_OPT,
+    plots: Optional[Path] = PLOTS_OPT,
+    compare: Optional[tuple[str, str]] = COMPARE_OPT,
+    where: Optional[list[str]] = WHERE_OPT,
+    pool_all: bool = POOL_OPT,
+    family: Optional[Path] = typer.Option(None, "--family"),
+    diff: bool = DIFF_OPT,
+    tree: Optional[Path] = typer.Option(None, "--tree"),
+) -> None:
+    """The spellings from before the subcommands, each checked as it was."""
+    def note(new: str) -> None:
+        err_console.print(Text.assemble(("note:", "yellow"), " ", safe_text(f"this is now spelled `{new}`")),
+                          highlight=False)
+
     if tree is not None:
-        if runs_dir is not None or compare or where or plots or family is not None or diff:
+        if runs_dir is not None or compare or where or plots or family is not None or diff or pool_all:
             fail("--tree RUN_DIR lists one tree run's nodes: give it alone (with --json, "
                  "--markdown or --wide)")
+        note("labcoat report tree RUN_DIR")
         return tree_report(tree, as_json=as_json, markdown=markdown, wide=wide)
     if family is not None:
-        if runs_dir is not None or compare or where or plots:
+        if runs_dir is not None or compare or where or plots or pool_all:
             fail("--family RUN_DIR compares one run's forks: give it alone (with --json, "
                  "--markdown or --diff)")
+        note("labcoat report family RUN_DIR")
         return family_report(family, as_json=as_json, markdown=markdown, diff=diff, wide=wide)
     if diff:
-        fail("--diff goes with --family RUN_DIR")
+        fail("--diff goes with --family RUN_DIR (now: labcoat report family RUN_DIR --diff)")
     if runs_dir is None:
-        fail("give a RUNS_DIR (or --family RUN_DIR)")
-    from environments.report import (
+        fail("give a RUNS_DIR: labcoat report runs RUNS_DIR (or report family|tree RUN_DIR)")
+    note("labcoat report runs RUNS_DIR")
+    runs_report(runs_dir, markdown=markdown, as_json=as_json, wide=wide, plots=plots,
+                compare=compare, where=where, pool_all=pool_all)
+
+
+def runs_report(runs_dir: Path, *, markdown: bool, as_json: bool, wide: bool, plots: Path | None,
+                compare: tuple[str, str] | None, where: list[str] | None, pool_all: bool) -> None:
+    from environments.reports import (
         COLUMNS,
         build_report,
         comparison_markdown,
@@ -84,9 +213,7 @@ def report_cmd(
         to_markdown,
         write_plots,
     )
-    from environments.report import (
-        compare as compare_rows,
-    )
+    from environments.reports import compare as compare_rows
 
     if not runs_dir.exists():
         fail(f"{runs_dir}: no such folder")
@@ -95,10 +222,11 @@ def report_cmd(
     except ValueError as err:
         fail(str(err))
     a, b = compare if compare else (None, None)
-    if a is not None and Path(a).is_dir() and Path(b).is_dir():  # two folders, each its own "model"
-        runs = load_runs(a, label=a, where=filters) + load_runs(b, label=b, where=filters)
+    if a is not None and Path(a).is_dir() and Path(b).is_dir():  # two folders, each its own row
+        runs = (load_runs(a, label=a, where=filters, pool_all=pool_all)
+                + load_runs(b, label=b, where=filters, pool_all=pool_all))
     else:
-        runs = load_runs(runs_dir, where=filters)
+        runs = load_runs(runs_dir, where=filters, pool_all=pool_all)
     if not runs:
         fail(f"{runs_dir}: no run directories found" + (" matching --where" if filters else ""))
     rows = build_report(runs)
@@ -106,7 +234,7 @@ def report_cmd(
         labels = {r.model for r in rows}
         for name in (a, b):
             if name not in labels:
-                fail(f"--compare: {name!r} is neither a model in the report ({', '.join(sorted(labels))}) "
+                fail(f"--compare: {name!r} is neither a row of the report ({', '.join(sorted(labels))}) "
                      "nor a folder")
         comparisons = compare_rows(rows, a, b)
         if as_json:
@@ -118,10 +246,18 @@ def report_cmd(
     elif markdown:
         echo(to_markdown(rows))
     else:
-        print_table(f"{len(runs)} runs in {runs_dir}", report_columns(COLUMNS),
-                    [row_cells(row) for row in rows], wide=wide)
-        console.print("failures count as runs without success; infrastructure failures are "
-                      "also shown on their own.")
+        names = [c for c in COLUMNS if c != "task"]
+        cells = {row.task: [] for row in rows}
+        for row in rows:
+            cells[row.task].append(row_cells(row)[1:])
+        scaled = any(r.mean_normalized is not None for r in rows)  # else normalized is all n/a
+        for task, task_rows in cells.items():
+            show(f"{task}: {sum(r.runs for r in rows if r.task == task)} runs", names, task_rows,
+                 priority=PRIORITY if scaled else [n for n in PRIORITY if n != "normalized"],
+                 headline=HEADLINE if scaled else HEADLINE - {"normalized"}, key="model", wide=wide,
+                 right={n for n in names if n != "model"})
+        for line in textwrap.wrap(ROWS_NOTE, min(console.width, 100)):
+            console.print(Text(line))
     if plots is not None:
         for path in write_plots(rows, runs, plots):
             err_console.print(safe_text(f"wrote {path}"))
@@ -130,15 +266,15 @@ def report_cmd(
 
 
 def family_report(run_dir: Path, *, as_json: bool, markdown: bool, diff: bool, wide: bool) -> None:
-    """``labcoat report --family RUN_DIR``: the original, its forks, and how they continued."""
-    from environments.family import (
+    """``labcoat report family RUN_DIR``: the original, its forks, and how they continued."""
+    from environments.reports import dump
+    from environments.reports.family import (
         FAMILY_COLUMNS,
         diff_workspaces,
         family_markdown,
         load_family,
         member_cells,
     )
-    from environments.report import dump
     from environments.runs import RunDir
 
     if not (run_dir / "run.json").exists():
@@ -154,10 +290,9 @@ def family_report(run_dir: Path, *, as_json: bool, markdown: bool, diff: bool, w
     if markdown:
         echo(family_markdown(fam))
     else:
-        cols = [Col(n, key=n == "run", extra=n in ("forked from", "status", "score after the fork point"),
-                    justify="right" if n in ("at", "steps (own)") else "left") for n in FAMILY_COLUMNS]
-        print_table(f"{len(fam.members)} runs of {fam.root.run_id}'s family", cols,
-                    [member_cells(m) for m in fam.members], wide=wide)
+        show(f"{len(fam.members)} runs of {fam.root.run_id}'s family", FAMILY_COLUMNS,
+             [member_cells(m) for m in fam.members], priority=FAMILY_PRIORITY,
+             headline={"run", "final score"}, key="run", wide=wide, right={"at", "steps (own)"})
         if len(fam.members) == 1:
             console.print("no forks yet: labcoat run --fork RUN_DIR --at K starts one", highlight=False)
     for d in diffs:
@@ -168,7 +303,7 @@ def family_report(run_dir: Path, *, as_json: bool, markdown: bool, diff: bool, w
 
 
 def tree_report(run_dir: Path, *, as_json: bool, markdown: bool, wide: bool) -> None:
-    """``labcoat report --tree RUN_DIR``: every node of a tree run, the best marked."""
+    """``labcoat report tree RUN_DIR``: every node of a tree run, the best marked."""
     from tui.cli.tree_report import (
         TreeReportError,
         footer,

@@ -18,6 +18,7 @@ from tui.cli.common import (
     console,
     err_console,
     fail,
+    known_task,
     print_score,
 )
 from tui.terminal_text import safe_line, safe_text
@@ -43,7 +44,7 @@ def config_options(opts: list[Option]) -> Callable[[Callable[..., Any]], Callabl
             hint = o.hint + (f" [{' | '.join(o.choices)}]" if o.choices else "")
             generated.append(inspect.Parameter(
                 o.name, inspect.Parameter.KEYWORD_ONLY, annotation=Optional[o.type],
-                default=typer.Option(None, *o.flags, help=hint, show_default=False,
+                default=typer.Option(None, *o.flags, help=hint, show_default=False, metavar=o.metavar,
                                      rich_help_panel=PANELS[o.group])))
 
         def command(**kw: Any) -> Any:
@@ -56,6 +57,17 @@ def config_options(opts: list[Option]) -> Callable[[Callable[..., Any]], Callabl
         command.__annotations__ = {p.name: p.annotation for p in command.__signature__.parameters.values()}
         return command
     return wrap
+
+
+def check_actions(config: ActorConfig, task: str) -> None:
+    """Exit with a usage error when ``config`` could not act on ``task`` as asked (a replay's
+    actions the task does not offer), before the run starts rather than at its step."""
+    from agent.session import SessionError, preflight
+
+    try:
+        preflight(config, task)
+    except SessionError as err:
+        fail(str(err))
 
 
 PANELS = {"actor": "Actor", "context": "Agent context", "tree": "Tree agent (--agent tree)", "budgets": "Budgets"}
@@ -112,7 +124,9 @@ def run_cmd(
         else:
             if task is None:
                 fail("give a TASK (or --resume RUN_DIR)")
+            known_task(task)
             config, budgets = build(options or {})
+            check_actions(config, task)
             if config.kind == "research" and config.model is None and \
                     resolve_choice(None, None, None)[0] == "baseline":
                 raise AgentConfigError(NO_MODEL)

@@ -15,14 +15,14 @@ from rich.progress import (
     TimeElapsedColumn,
     TransferSpeedColumn,
 )
-from rich.table import Table
 from rich.text import Text
 
 from sandbox import check_all
-from tui.cli.common import make_console
+from tui.cli.common import WIDE_OPT, Col, Group, make_console, print_table
 from tui.terminal_text import safe_line, safe_text, visible
 
-app = typer.Typer(help="Inspect and prepare the sandboxes that run actors' code.", no_args_is_help=True)
+app = typer.Typer(cls=Group, help="Inspect and prepare the sandboxes that run actors' code.",
+                  no_args_is_help=True)
 console = make_console()
 
 
@@ -49,6 +49,7 @@ def check(
     run_probe: bool = typer.Option(
         True, "--probe/--no-probe",
         help="run one command in each available backend and report what it could do"),
+    wide: bool = WIDE_OPT,
 ) -> None:
     """Report the Docker engine and image, which backends work here and what each isolates."""
     from sandbox.probe import probe
@@ -81,16 +82,9 @@ def check(
         console.print(safe_line("sandbox image: ", (f"{tag} missing", "red"),
                                 ": run `labcoat sandbox build --offline` (no registry needed) or "
                                 "`labcoat sandbox build`"))
-    table = Table(title="sandbox backends")
-    cols = {"filesystem": "files", "network": "network", "memory": "memory", "cpu": "cpu",
-            "pids": "pids", "process_tree_kill": "tree kill", "unprivileged_user": "non-root"}
-    table.add_column("backend", no_wrap=True)  # typed back as --sandbox NAME: never cut
-    table.add_column("available")
-    for header in cols.values():
-        table.add_column(header)
-    for r in reports:
-        table.add_row(safe_text(r.backend), _mark(r.available), *(_mark(getattr(r, c)) for c in cols))
-    console.print(table)
+    print_table("sandbox backends", BACKEND_COLUMNS,
+                [[r.backend, _mark(r.available), *(_mark(getattr(r, f)) for f in ISOLATES)] for r in reports],
+                wide=wide)
     for r in reports:
         console.print(safe_text(f"{r.backend}: {r.detail}"), highlight=False)
         for w in r.warnings:
@@ -100,6 +94,15 @@ def check(
             colour = "green" if p.contained else "red"
             console.print(safe_line((f"{r.backend} probe:", colour), " ", p.summary()), highlight=False)
     console.print(safe_line("--sandbox auto uses: ", (_auto(), "bold")))
+
+
+#: what a backend isolates: its report's field, the column's header and its short form
+ISOLATES = {"filesystem": ("files", None), "network": ("network", "net"), "memory": ("memory", "mem"),
+            "cpu": ("cpu", None), "pids": ("pids", None), "process_tree_kill": ("tree kill", "kill"),
+            "unprivileged_user": ("non-root", "user")}
+BACKEND_COLUMNS = [Col("backend", key=True),  # typed back as --sandbox NAME: never cut
+                   Col("available", short="avail"),
+                   *(Col(name, short=short) for name, short in ISOLATES.values())]
 
 
 def _auto() -> str:

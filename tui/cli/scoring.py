@@ -8,7 +8,15 @@ from typing import Optional
 
 import typer
 
-from tui.cli.common import JSON_OPT, SANDBOX_OPT, console, err_console, fail, print_score
+from tui.cli.common import (
+    JSON_OPT,
+    SANDBOX_OPT,
+    console,
+    err_console,
+    fail,
+    improvement_text,
+    print_score,
+)
 from tui.terminal_text import safe_line, safe_text
 
 
@@ -50,7 +58,7 @@ def score_cmd(
         def progress(i: int, n: int, s, run=run) -> None:
             if not as_json:
                 v = "failed: " + str(s.failure) if s.value is None else f"{s.value:.5g}"
-                imp = "" if s.improvement is None else f" ({s.improvement:+.1%})"
+                imp = "" if s.improvement is None else f" ({improvement_text(s)})"
                 err_console.print(safe_text(f"  {run.meta.run_id} step {s.step} [{i}/{n}]: {v}{imp}"))
 
         try:
@@ -83,7 +91,7 @@ def baseline_cmd(
 ) -> None:
     """Measure the unmodified task (mean ± std over RUNS) and store it for scoring."""
     from environments.prepare import prepare_task
-    from environments.scoring import measure, store_baseline, summarise
+    from environments.baselines import measure, store_baseline, summarise
     from environments.suite import resolve_task
     from environments.task import TaskError
 
@@ -115,13 +123,13 @@ def check_task_cmd(
 ) -> None:
     """Fail unless the task's reference/ beats its baseline by the success threshold."""
     from environments.prepare import prepare_task
-    from environments.scoring import check_task
+    from environments.reference_check import check_reference
     from environments.suite import resolve_task
     from environments.task import TaskError
 
     try:
         spec = prepare_task(resolve_task(task), sandbox=sandbox)
-        result = check_task(spec, sandbox=sandbox, runs=runs)
+        result = check_reference(spec, sandbox=sandbox, runs=runs)
     except (TaskError, RuntimeError) as err:
         fail(str(err), code=1)
     if as_json:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from agent.tree.nodes import Node, NodeKind
 from agent.tree.prompts import last_line
 from agent.tree.view import has_tree, regular_file, run_metric, tree_of
-from environments.report import _md_table
+from environments.reports import md_table
 from environments.runs import RunDir
 from tui.cli.common import Col, num
 
@@ -162,7 +162,7 @@ def footer(report: TreeReport) -> str:
 
 def tree_markdown(report: TreeReport) -> str:
     """The table as Markdown: a header line, the nodes, the footer."""
-    table = _md_table([c.name for c in tree_columns(report)], [tree_cells(r) for r in report.nodes])
+    table = md_table([c.name for c in tree_columns(report)], [tree_cells(r) for r in report.nodes])
     return f"{header(report)}\n\n{table}\n\n{footer(report)}\n"
 
 

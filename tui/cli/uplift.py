@@ -57,7 +57,9 @@ def uplift_cmd(
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="runs at the same time"),
     executor: str = typer.Option("local", "--executor", help="local | ray"),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="a Ray cluster"),
-    folder: Optional[Path] = typer.Option(None, "--dir", help="default runs/uplift-<task>-<time>"),
+    folder: Optional[Path] = typer.Option(  # --batch-dir: as labcoat batch once spelled it
+        None, "--dir", "--batch-dir", metavar="DIR",
+        help="the experiment's folder (default: runs/uplift-<task>-<time>)"),
     resume: Optional[Path] = typer.Option(None, "--resume", help="continue (or just report) the "
                                           "experiment in this folder"),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="run failed runs again"),
@@ -69,8 +71,9 @@ def uplift_cmd(
     wide: bool = WIDE_OPT,
     options: dict[str, Any] | None = None,
 ) -> None:
-    """Does the task's method tools help? Runs every model × seed with and without them and
-    reports the paired difference in normalized score (95% t-interval), tokens and cost."""
+    """Do the task's method tools help? Each model × seed with and without them, paired.
+
+    Reports the paired difference in normalized score (95% t-interval), tokens and cost."""
     from agent.uplift import (
         SPEC_FILE,
         UpliftSpec,

@@ -57,8 +57,12 @@ action before it runs. Agent `tree` is the solution-tree search (its settings un
 agent"); blank chooses research. Enter in any field starts.
 """
     BINDINGS = [("escape", "app.pop_screen", "Cancel")]
+    # the dialog never outgrows the terminal: its fields scroll, its buttons stay at the bottom
     DEFAULT_CSS = """
-    #setup-fields { height: auto; max-height: 36; }
+    #agent-setup { max-height: 100%; padding: 0 1; }
+    #setup-fields { height: 1fr; max-height: 36; }
+    #setup-bottom { dock: bottom; height: auto; }
+    #setup-bottom Horizontal { height: auto; }
     .setup-row { height: 1; }
     .setup-row Label { width: 22; }
     .setup-row Input, .setup-row Select { width: 1fr; }
@@ -81,13 +85,14 @@ agent"); blank chooses research. Enter in any field starts.
                                 with Horizontal(classes="setup-row"):
                                     yield Label(o.name.replace("_", " "))
                                     yield widget_for(o, self.default_model if o.name == "model" else None)
-            with Horizontal():
-                yield Label("confirm each action ")
-                yield Switch(False, id="setup-confirm")
-            yield Static("", id="setup-error")
-            with Horizontal():
-                yield Button("Start", id="setup-start", variant="primary")
-                yield Button("Cancel", id="setup-cancel")
+            with Vertical(id="setup-bottom"):
+                with Horizontal():
+                    yield Label("confirm each action ")
+                    yield Switch(False, id="setup-confirm")
+                yield Static("", id="setup-error")
+                with Horizontal():
+                    yield Button("Start", id="setup-start", variant="primary")
+                    yield Button("Cancel", id="setup-cancel")
 
     def on_mount(self) -> None:
         self.query_one("#setup-model", Input).focus()  # focused first: Enter starts

@@ -15,6 +15,7 @@ from textual.screen import Screen
 from textual.widgets import (
     Button,
     Header,
+    Input,
     OptionList,
     Static,
     TabbedContent,
@@ -31,6 +32,7 @@ from tui.messages import (
     RunScored,
     StepRecorded,
 )
+from agent.approval import FINAL_ANSWER, MODES
 from tui.session import AgentSession, Decision, HumanSession
 from tui.terminal_text import visible
 from tui.widgets.action_form import ActionForm
@@ -44,8 +46,8 @@ from tui.widgets.step_list import StepList, StepRow
 from tui.widgets.tree_view import TreeView
 from tui.widgets.workspace import DiffView, WorkspaceView
 
-#: actions an agent's model performs (agent/llm_actions.py); a person's run has none
-MODEL_ACTIONS = ("Understand File", "Edit Script (AI)", "Edit Script Segment (AI)", "Reflection")
+#: actions an agent's model performs (agent/llm_actions.py's registry); a person's run has none
+from agent.llm_actions import MODEL_ACTIONS  # noqa: E402
 
 
 class RunScreen(Screen):
@@ -64,34 +66,47 @@ step, the step's diff, and the run's score (why it ended, its score, the per-ste
 A tree run (`--agent tree`) also has a Tree tab: every node with its parent, metric and
 status; select one to read its script, `d` to see its diff against its parent.
 `K` (on a run that has ended) forks it at the selected step and continues by hand.
-In a terminal under 120 columns `w` swaps the step for the files and back.
+`1`-`4` show the Workspace, Diff, Score and Tree tabs; in a terminal under 120 columns `w`
+swaps the step for the files and back. `h`/`l` step back and forth, `j`/`k` scroll the step.
 
 **By hand:** choose an action in the list (Enter), fill the form (prefilled), Enter or
-ctrl+s submits. *Edit a file (editor)* opens the file in an editor; ctrl+s saves it as a
-Write File step. Leaving the screen closes the run (`interrupted`) and scores it.
+ctrl+s submits; Escape closes the form. *Edit a file (editor)* opens the file in an editor;
+ctrl+s saves it as a Write File step. `S`, or leaving the screen, ends the run
+(`interrupted`, after asking) and scores it.
 
-**Agent:** space pauses and resumes, `n` lets one step happen. With confirm mode each
-proposed action waits: the panel shows exactly what will run (a file write as its diff);
-`y` accepts, `e` edits it in a form, `x` rejects (the agent is told, nothing runs). Stop
-ends the run `interrupted`. The time left counts wall-clock time since the run started.
+**Agent:** space pauses and resumes, `n` lets one step happen, `S` stops the run
+(`interrupted`, after asking; Escape asks too). `m` switches between confirm mode (each
+proposed action waits) and yolo mode (actions run unasked; the Final Answer still waits once
+confirm mode was on); the mode is kept with the run, so resuming it asks the same way. A
+waiting proposal shows exactly what will run (a file write as its diff, opened at its first
+change): `y` accepts, `Y` accepts and never asks again for that action in this run, `e`
+edits it in a form, `x` rejects it with a reason the agent reads (nothing runs). The time
+left counts wall-clock time since the run started.
 """
 
     BINDINGS = [
-        Binding("h", "prev_step", "Prev step", id="run.prev_step"),
-        Binding("l", "next_step", "Next step", id="run.next_step"),
+        Binding("h", "prev_step", "Prev step", show=False, id="run.prev_step"),
+        Binding("l", "next_step", "Next step", show=False, id="run.next_step"),
         Binding("g", "first_step", "First", show=False, id="run.first_step"),
         Binding("G", "last_step", "Last", show=False, id="run.last_step"),
         Binding("j", "scroll_detail(1)", "Scroll down", show=False, id="run.scroll_down"),
         Binding("k", "scroll_detail(-1)", "Scroll up", show=False, id="run.scroll_up"),
-        Binding("space", "toggle_pause", "Pause/resume", id="run.toggle_pause"),
-        Binding("n", "single_step", "Single step", id="run.single_step"),
-        Binding("f", "fold_reasoning", "Fold", id="run.fold_reasoning"),
+        Binding("space", "toggle_pause", "Pause", show=False, id="run.toggle_pause"),
+        Binding("n", "single_step", "Step", show=False, id="run.single_step"),
+        Binding("S", "stop", "Stop", id="run.stop"),
+        Binding("m", "switch_mode", "Mode", id="run.mode"),
+        Binding("f", "fold_reasoning", "Fold", show=False, id="run.fold_reasoning"),
         Binding("w", "toggle_side", "Files", id="run.toggle_side"),
-        Binding("y", "decide('accept')", "Accept", id="run.accept"),
-        Binding("e", "decide('edit')", "Edit", id="run.edit"),
-        Binding("x", "decide('reject')", "Reject", id="run.reject"),
+        Binding("1", "side_tab('tab-workspace')", "Workspace tab", show=False, id="run.tab_workspace"),
+        Binding("2", "side_tab('tab-diff')", "Diff tab", show=False, id="run.tab_diff"),
+        Binding("3", "side_tab('tab-score')", "Score tab", show=False, id="run.tab_score"),
+        Binding("4", "side_tab('tab-tree')", "Tree tab", show=False, id="run.tab_tree"),
+        Binding("y", "decide('accept')", "Accept", show=False, id="run.accept"),
+        Binding("Y", "decide('always')", "Always allow", show=False, id="run.always"),
+        Binding("e", "decide('edit')", "Edit", show=False, id="run.edit"),
+        Binding("x", "decide('reject')", "Reject", show=False, id="run.reject"),
         Binding("K", "fork_here", "Fork here", show=False, id="run.fork_here"),
-        Binding("escape", "app.pop_screen", "Back", id="run.back"),
+        Binding("escape", "back", "Back", show=False, id="run.back"),
     ]
 
     def __init__(self, run: RunDir, *, human: HumanSession | None = None,
@@ -104,6 +119,7 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
         self.current = 0
         self.follow = True
         self.tree_tab = False  # whether the Tree tab was added (a tree run's)
+        self.busy = ""  # the action by hand running now, said on the status line
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -113,7 +129,7 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
             yield StepDetail(id="detail")
             with TabbedContent(id="side"):
                 with TabPane("Workspace", id="tab-workspace"):
-                    yield WorkspaceView(self.run, id="workspace")
+                    yield WorkspaceView(self.run, self._task_scripts(), id="workspace")
                 with TabPane("Diff", id="tab-diff"):
                     yield DiffView(id="diff")
                 with TabPane("Score", id="tab-score"):
@@ -125,12 +141,19 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
                 yield Vertical(Static("Choose an action.", id="form-hint"), id="form-holder")
         if self.agent is not None:
             with Horizontal(id="agent-controls"):
-                yield Button("Pause", id="agent-pause")
-                yield Button("Step", id="agent-step")
-                yield Button("Stop", id="agent-stop", variant="error")
+                # the buttons name their keys, so the footer keeps room for the app's
+                yield Button("Pause (space)", id="agent-pause")
+                yield Button("Step (n)", id="agent-step")
+                yield Button("Stop (S)", id="agent-stop", variant="error")
                 yield Static("", id="agent-state")
             yield ProposalPanel(id="confirm-panel", classes="hidden")
         yield KeysFooter()
+
+    def _task_scripts(self) -> list[str]:
+        """The task's solve scripts, which the Workspace tab opens first (a replay, whose
+        task is not loaded, opens the workspace's first Python file)."""
+        live = self.human or self.agent
+        return list(live.task.solve) if live is not None else []
 
     def on_mount(self) -> None:
         self.title = f"labcoat · {self.run.meta.run_id}"
@@ -154,26 +177,106 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
         """The status line, and the Pause button's label, from the session's actual state
         (a single step pauses by itself; an ended run has nothing to pause)."""
         paused = bool(self.agent and self.agent.paused)
-        self.query_one("#status", StatusLine).show(self.run.meta, paused)
+        self.query_one("#status", StatusLine).show(self.run.meta, paused, self.busy)
         if self.agent is not None:
-            ended = self.run.meta.status not in ("created", "running")
+            ended = not self.is_live
             pause = self.query_one("#agent-pause", Button)
-            pause.label = "Resume" if paused and not ended else "Pause"
+            pause.label = "Resume (space)" if paused and not ended else "Pause (space)"
             for button in self.query("#agent-controls Button").results(Button):
                 button.disabled = ended
+                button.display = not ended  # an ended run has nothing to pause, step or stop
+            state = f"ended: {self.run.meta.status}" if ended else f"{self.agent.settings.mode} mode (m)"
+            self.query_one("#agent-state", Static).update(Content(state))
 
     # --- keys ------------------------------------------------------------------------------
-    AGENT_ACTIONS = frozenset({"toggle_pause", "single_step"})
+    AGENT_ACTIONS = frozenset({"toggle_pause", "single_step", "switch_mode"})
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Agent keys only on an agent run; the answers to a proposal only while one waits."""
+        """Agent keys only on a live agent run (an ended run has nothing to pause or stop);
+        the answers to a proposal only while one waits."""
         if action == "toggle_side":
             return self.has_class("-narrow")
+        if action == "side_tab":
+            return parameters[0] != "tab-tree" or self.tree_tab
         if action in self.AGENT_ACTIONS:
-            return self.agent is not None
+            return self.agent is not None and self.is_live
+        if action == "stop":
+            return (self.agent is not None or self.human is not None) and self.is_live
         if action == "decide":
             return self.agent is not None and self.agent.pending is not None
         return True
+
+    def action_side_tab(self, tab: str) -> None:
+        """Show a side tab by key (under 120 columns the files take the step's place)."""
+        self.query_one("#side", TabbedContent).active = tab
+        if self.has_class("-narrow") and not self.has_class("-show-side"):
+            self.action_toggle_side()
+
+    # --- leaving and stopping ----------------------------------------------------------------
+    async def action_back(self) -> None:
+        """Escape: closes an open form first; leaving a live run asks, since it ends the run."""
+        if await self._close_form():
+            return
+        if (self.agent is not None or self.human is not None) and self.is_live:
+            self.action_stop(leave=True)
+        else:
+            self.app.pop_screen()
+
+    async def _close_form(self) -> bool:
+        """Close the form Escape was meant for (a rejection's reason, an edit of a proposal,
+        an action by hand); False when none is open."""
+        for holder_id in ("#confirm-form-holder", "#form-holder"):
+            for holder in self.query(holder_id).results(Vertical):
+                if holder.query("#action-form, #confirm-form, #reject-reason"):
+                    await holder.remove_children()
+                    if holder_id == "#form-holder":
+                        await holder.mount(Static("Choose an action.", id="form-hint"))
+                        self.query_one("#palette").focus()
+                    return True
+        return False
+
+    def action_stop(self, leave: bool = False) -> None:
+        """End the live run ``interrupted`` (after asking); ``leave`` also closes the screen."""
+        from tui.screens.ask import AskScreen
+
+        if not self.is_live:
+            if leave:
+                self.app.pop_screen()
+            return
+        who = "the agent's run" if self.agent is not None else "your run"
+        question = (f"Stop {who} {self.run.meta.run_id}? It ends interrupted and is scored "
+                    "(it can be resumed from the Runs screen, `u`)."
+                    + (" Then back to the screen before." if leave else ""))
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            if leave:
+                self.app.pop_screen()  # unmounting stops the run (on_unmount)
+            else:
+                self._stop_now()
+
+        self.app.push_screen(AskScreen(question, "Stop" + (" and leave" if leave else ""), "Keep running"),
+                             answered)
+
+    def _stop_now(self) -> None:
+        if self.agent is not None:
+            self.agent.stop()
+            self._hide_confirm()
+        elif self.human is not None and self.is_live:
+            self.human.close()
+            self.post_message(RunEnded(self.run))
+
+    def run_commands(self):
+        """The palette's commands for this run (``LabcoatCommands`` asks the screen shown)."""
+        if (self.agent is not None or self.human is not None) and self.is_live:
+            yield "Run: stop this run", self.action_stop, "it ends interrupted (asks first)"
+        if self.agent is not None and self.is_live:
+            for mode, what in (("confirm", "each proposed action waits for you"),
+                               ("yolo", "actions run unasked")):
+                yield f"Run: {mode} mode", lambda m=mode: self.set_mode(m), what
+        for key, tab in (("tab-workspace", "Workspace"), ("tab-diff", "Diff"), ("tab-score", "Score")):
+            yield f"Run: show the {tab} tab", lambda k=key: self.action_side_tab(k), "the files beside the step"
 
     # --- navigation ------------------------------------------------------------------------
     def select(self, index: int, move_cursor: bool = True) -> None:
@@ -286,6 +389,7 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
             self.select(len(self.steps))
 
     def on_step_recorded(self, message: StepRecorded) -> None:
+        self.busy = ""
         self.add_step(message.step)
         if self.human is not None:  # done: back to choosing the next action
             self.query_one("#form-holder").loading = False
@@ -314,7 +418,7 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
                     severity="error" if meta.status == "error" else "information")
         if self.agent is not None:
             self._hide_confirm()
-            self.query_one("#agent-state", Static).update(Content(f"ended: {meta.status}"))
+        self.refresh_bindings()  # Pause, Step, Stop and the mode no longer apply
 
     # --- human mode ------------------------------------------------------------------------
     def _model_only(self) -> list[Option]:
@@ -343,8 +447,20 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
         if self.human is not None and event.control.id == "action-form":
             self.human_step(event.action, event.args)
         elif self.agent is not None:
-            self.agent.decide(Decision(accept=True, args=event.args))
+            self.agent.decide(self._edited(event.action, event.args))
             self._hide_confirm()
+
+    def _edited(self, action: str, args: dict) -> Decision:
+        """The verdict on an edit form: arguments that validate to what was proposed are an
+        approval as is (saving an untouched form is not an edit by a person)."""
+        proposal, spec = self.agent.pending, self._spec_for(action)
+        if proposal is not None and spec is not None:
+            try:
+                if spec.validate(args) == spec.validate(proposal.args):
+                    return Decision.approve()
+            except Exception:  # noqa: BLE001 - a proposal that does not validate was edited
+                pass
+        return Decision.edit(args)
 
     @on(FileEditor.Saved)
     def _saved(self, event: FileEditor.Saved) -> None:
@@ -355,6 +471,8 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
         """Run the person's action in a worker; the form holder shows it is busy meanwhile
         (an Execute Script can take minutes)."""
         self.query_one("#form-holder").loading = True
+        self.busy = action
+        self._refresh_status()
         self._human_step(action, args)
 
     @work(thread=True, exclusive=True, group="human")
@@ -371,6 +489,8 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
             self.post_message(RunEnded(self.run))
 
     def on_action_failed(self, message: ActionFailed) -> None:
+        self.busy = ""
+        self._refresh_status()
         self.query_one("#form-holder").loading = False
         self.notify(visible(message.error), severity="error", markup=False)
 
@@ -406,9 +526,9 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
 
     @on(Button.Pressed, "#agent-stop")
     def _stop(self) -> None:
-        """Stopping answers a waiting proposal too: it is not run, the run ends interrupted."""
-        self.agent.stop()
-        self._hide_confirm()
+        """Stopping (once confirmed) answers a waiting proposal too: it is not run, the run
+        ends interrupted."""
+        self.action_stop()
 
     def on_proposal_pending(self, message: ProposalPending) -> None:
         self.query_one("#confirm-panel", ProposalPanel).show(message.proposal, self.run.workspace)
@@ -423,19 +543,60 @@ ends the run `interrupted`. The time left counts wall-clock time since the run s
     async def action_decide(self, verdict: str) -> None:
         if verdict == "accept":
             self._accept()
+        elif verdict == "always":
+            self._always()
         elif verdict == "reject":
-            self._reject()
+            await self._reject()
         else:
             await self._edit()
+
+    def action_switch_mode(self) -> None:
+        modes = list(MODES)
+        self.set_mode(modes[(modes.index(self.agent.settings.mode) + 1) % len(modes)])
+
+    def set_mode(self, mode: str) -> None:
+        """Confirm or yolo from now on (a proposal already waiting still waits for its answer)."""
+        if self.agent is None or not self.is_live:
+            return
+        self.agent.set_mode(mode)
+        self._refresh_status()
+        self.notify(f"{mode} mode: " + ("each proposed action waits for you" if mode == "confirm"
+                                        else "actions run unasked"), markup=False)
 
     @on(Button.Pressed, "#confirm-accept")
     def _accept(self) -> None:
         self.agent.decide(Decision(accept=True))
         self._hide_confirm()
 
+    @on(Button.Pressed, "#confirm-always")
+    def _always(self) -> None:
+        """Accept, and let this kind of action run unasked for the rest of the run."""
+        proposal = self.agent.pending
+        if proposal is None:
+            return
+        if proposal.action == FINAL_ANSWER:
+            self.notify("the Final Answer always asks; accepted this once", markup=False)
+        else:
+            self.agent.allow(proposal.action)
+            self.notify(visible(f"{proposal.action} now runs without asking"), markup=False)
+        self._accept()
+
     @on(Button.Pressed, "#confirm-reject")
-    def _reject(self) -> None:
-        self.agent.decide(Decision(accept=False, reason="rejected in the TUI"))
+    async def _reject(self) -> None:
+        """Ask why (optional): the reason is what the agent reads in its observation."""
+        if self.agent.pending is None:
+            return
+        holder = self.query_one("#confirm-form-holder", Vertical)
+        await holder.remove_children()
+        reason = Input(placeholder="why (optional; the agent reads it) - Enter rejects, Escape goes back",
+                       id="reject-reason")
+        await holder.mount(reason)
+        reason.focus()
+
+    @on(Input.Submitted, "#reject-reason")
+    def _rejected(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.agent.decide(Decision.reject(event.value.strip()))
         self._hide_confirm()
 
     @on(Button.Pressed, "#confirm-edit")

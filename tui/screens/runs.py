@@ -11,15 +11,16 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, DataTable, Footer, Header, Input, Label
+from textual.widgets import Button, DataTable, Header, Input, Label
 
 from environments.runs import RunDir
-from tui.terminal_text import safe_text, visible
+from tui.widgets.footer import KeysFooter
+from tui.terminal_text import safe_text
 
 RESUMABLE = ("interrupted", "error")
 
 
-def load_runs(runs_dir: Path) -> list[RunDir]:
+def run_dirs(runs_dir: Path) -> list[RunDir]:
     runs = []
     if runs_dir.is_dir():
         for p in sorted(runs_dir.iterdir()):
@@ -56,16 +57,22 @@ def fork_step(run: RunDir) -> int:
     return len(steps)
 
 
-def score_cell(run: RunDir) -> str:
+def score_cells(run: RunDir) -> tuple[str, str]:
+    """(the headline: improvement over the baseline and ✓ for a success, the raw metric).
+    The headline comes first in the table, so a narrow terminal keeps it; a run scored with
+    no known baseline has only its metric."""
     path = run.path / "score.json"
     if not path.exists():
-        return "—"
-    score = json.loads(path.read_text())
+        return "—", ""
+    try:
+        score = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return "unreadable", ""
     if score.get("value") is None:
-        return f"failed ({score.get('failure')})"
+        return f"failed ({score.get('failure')})", ""
     imp = score.get("improvement")
     mark = " ✓" if score.get("success") else ""
-    return f"{score['value']:.4g}" + ("" if imp is None else f" ({imp:+.0%}){mark}")
+    return ("n/a" if imp is None else f"{imp:+.1%}{mark}"), f"{score['value']:.4g}"
 
 
 class RunsScreen(Screen):
@@ -73,17 +80,17 @@ class RunsScreen(Screen):
     HELP = """
 Past runs in the runs folder, with status and score. Enter opens one to replay it step by
 step; `c` scores its last step, `C` every step (the curve in the run's Score tab); `u`
-resumes an interrupted or failed run with the same actor; `k` forks the run at a step you
+resumes an interrupted or failed run with the same actor; `K` forks the run at a step you
 choose and lets you continue it by hand (a new run whose first steps are the original's).
 A fork is listed under the run it was forked from; `labcoat report --family RUN_DIR`
 compares the continuations.
 """
     BINDINGS = [Binding("enter", "open_run", "Open", id="runs.open"),
                 Binding("c", "score", "Score", id="runs.score"),
-                Binding("C", "score_all", "Score all steps", id="runs.score_all"),
+                Binding("C", "score_all", "Score all steps", show=False, id="runs.score_all"),
                 Binding("u", "resume", "Resume", id="runs.resume"),
-                Binding("k", "fork", "Fork by hand", id="runs.fork"),
-                Binding("f5", "reload", "Reload", id="runs.reload")]
+                Binding("K", "fork", "Fork", id="runs.fork"),
+                Binding("f5", "reload", "Reload", show=False, id="runs.reload")]
 
     def __init__(self, runs_dir: Path) -> None:
         super().__init__()
@@ -93,25 +100,27 @@ compares the continuations.
     def compose(self) -> ComposeResult:
         yield Header()
         yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.title = "labcoat · runs"
         self.sub_title = self.runs_dir.name
         table = self.query_one("#runs-table", DataTable)
-        table.add_columns("run", "status", "task", "agent / model", "steps", "score")
+        # what a person scans for first (the result), then what identifies the run
+        table.add_columns("improvement", "status", "task", "agent / model", "steps", "metric", "run")
         self.action_reload()
 
     def action_reload(self) -> None:
         table = self.query_one("#runs-table", DataTable)
         table.clear()
-        ordered = family_order(load_runs(self.runs_dir))
+        ordered = family_order(run_dirs(self.runs_dir))
         self.runs = [run for run, _ in ordered]
         for run, depth in ordered:
             m = run.meta
             name = ("  " * (depth - 1) + "└ " if depth else "") + m.run_id
             steps = str(m.totals.steps) + (f" (from {m.fork.step})" if m.fork else "")
-            cells = (name, m.status, m.task, m.model or m.agent, steps, score_cell(run))
+            headline, metric = score_cells(run)
+            cells = (headline, m.status, m.task, m.model or m.agent, steps, metric, name)
             table.add_row(*(safe_text(cell) for cell in cells))  # a str cell is markup to DataTable
 
     @property

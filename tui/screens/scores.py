@@ -10,9 +10,9 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
-from environments.report import (
+from environments.reports import (
     COLUMNS,
     anytime_curves,
     build_report,
@@ -20,6 +20,7 @@ from environments.report import (
     load_runs,
     row_cells,
 )
+from tui.widgets.footer import KeysFooter
 from tui.widgets.plot import ascii_plot
 
 #: the plot's views, in the order ``a`` steps through them: (key, title, x label)
@@ -39,7 +40,7 @@ plot to the anytime curves: the normalized score (0 baseline, 1 reference) every
 reached by a wall-clock time, then by a number of tokens; runs by a person in the TUI are
 scored and drawn the same way (on the clock; they spend no tokens).
 """
-    BINDINGS = [Binding("f5", "reload", "Reload", id="scores.reload"),
+    BINDINGS = [Binding("f5", "reload", "Reload", show=False, id="scores.reload"),
                 Binding("a", "next_view", "Anytime", id="scores.anytime", show=False),
                 Binding("escape", "app.pop_screen", "Back", id="scores.back")]
 
@@ -56,7 +57,7 @@ scored and drawn the same way (on the clock; they spend no tokens).
         yield Header()
         yield DataTable(id="scores-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="scores-plot")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.title = "labcoat · scores"
@@ -70,10 +71,16 @@ scored and drawn the same way (on the clock; they spend no tokens).
         self.curves = improvement_curves(runs)
         self.anytime = {axis: anytime_curves(runs, axis) for axis in ("seconds", "tokens")}
         table = self.query_one("#scores-table", DataTable)
+        kept = table.cursor_row  # clearing the table puts the cursor back on row 0
         table.clear()
         for row in self.rows:
             table.add_row(*row_cells(row))
-        self.show_plot(self.rows[0].task if self.rows else None)
+        if not self.rows:
+            self.show_plot(None)
+            return
+        row = max(0, min(kept, len(self.rows) - 1))
+        table.move_cursor(row=row)
+        self.show_plot(self.rows[row].task)  # the highlighted row's task, not the first's
 
     def action_next_view(self) -> None:
         self.view = (self.view + 1) % len(VIEWS)
@@ -88,7 +95,7 @@ scored and drawn the same way (on the clock; they spend no tokens).
         key, title, x_label = VIEWS[self.view]
         text = Text(task, style="bold")
         if key == "steps":
-            series = {model: [(s, m) for s, m, _ in pts] for model, pts in self.curves.get(task, {}).items()}
+            series = {model: [(p.x, p.mean) for p in pts] for model, pts in self.curves.get(task, {}).items()}
             text.append(f": {title}\n\n" + ascii_plot(series))
         else:
             series = {model: [(p.x, p.mean) for p in pts]

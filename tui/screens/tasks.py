@@ -9,11 +9,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Button, DataTable, Footer, Header, Markdown
+from textual.widgets import Button, DataTable, Header, Markdown
 
-from environments.scoring import known_baseline
+from environments.baselines import known_baseline
 from environments.suite import scan_tasks
 from environments.task import TaskSpec
+from tui.widgets.footer import KeysFooter
 from tui.terminal_text import safe_text
 
 
@@ -21,13 +22,13 @@ class TasksScreen(Screen):
     HELP_TITLE = "Tasks"
     HELP = """
 The task suite: pick a task (its research problem is shown on the right), then start a run
-by hand (`h`: you act through the same actions an agent has) or with an agent (`a`: choose
-a model, budgets and whether to confirm each action). Every run is recorded under the runs
-folder and scored when it ends.
+by hand (`b`: you act through the same actions an agent has; it asks first, naming the task)
+or with an agent (`a`: choose a model, budgets and whether to confirm each action). Every run
+is recorded under the runs folder and scored when it ends.
 """
     BINDINGS = [
-        Binding("h", "start_human", "Start by hand", id="tasks.start_human"),
-        Binding("a", "start_agent", "Start with agent", id="tasks.start_agent"),
+        Binding("b", "start_human", "By hand", id="tasks.start_human"),
+        Binding("a", "start_agent", "Agent", id="tasks.start_agent"),
     ]
 
     def __init__(self, task_dirs: list[Path] | None = None) -> None:
@@ -45,7 +46,7 @@ folder and scored when it ends.
                 with Horizontal(id="task-buttons"):
                     yield Button("Start by hand", id="start-human", variant="primary")
                     yield Button("Start with agent", id="start-agent")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.title = "labcoat · tasks"
@@ -83,8 +84,19 @@ folder and scored when it ends.
 
     @on(Button.Pressed, "#start-human")
     def action_start_human(self) -> None:
-        if self.selected is not None:
-            self.app.start_human(str(self.selected.root))
+        """Ask first, naming the task: a run by hand starts a sandbox and is recorded."""
+        from tui.screens.ask import AskScreen
+
+        task = self.selected
+        if task is None:
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.app.start_human(str(task.root))
+
+        self.app.push_screen(AskScreen(f"Start a run of {task.name} by hand?", "Start", "Cancel", danger=False),
+                             answered)
 
     @on(Button.Pressed, "#start-agent")
     def action_start_agent(self) -> None:

@@ -15,9 +15,14 @@ class KeysFooter(Footer):
     mount), on every bindings signal: a screen's mount, each focus change, the first
     recompose itself. Opening the Run screen sent three with the same keys, and the three
     rebuilds were about a third of the time to open it.
+
+    At 80 columns a screen's keys and the app's (Scores, Quit) must all fit: the footer is
+    compact (no padding around each key) and each screen shows only its main keys (the rest
+    are in F1's help).
     """
 
     def __init__(self, **kw) -> None:
+        kw.setdefault("compact", True)
         super().__init__(**kw)
         self._shown: Signature | None = None
 

@@ -24,6 +24,7 @@ from textual.content import Content
 from textual.widgets import Button, Static
 
 from agent.actor import Proposal
+from environments.low_level import APPEND_FILE, WRITE_FILE
 from environments.safefs import WorkspaceError, WorkspaceFS, refuse_kind, split
 from tui.terminal_text import visible
 from tui.widgets.code_view import CodeView
@@ -32,8 +33,8 @@ from tui.widgets.workspace import _text, file_diff
 
 #: actions whose effect is a file's new content, computed from (current text, args)
 FILE_EFFECTS = {
-    "Write File": lambda current, args: args["content"],
-    "Append File": lambda current, args: current + args["content"],
+    WRITE_FILE: lambda current, args: args["content"],
+    APPEND_FILE: lambda current, args: current + args["content"],
 }
 
 
@@ -89,6 +90,15 @@ def proposal_body(proposal: Proposal, workspace: Path) -> tuple[str, str]:
     return args_text(args), "text"
 
 
+def first_change(diff: str, context: int = 2) -> int:
+    """The line a diff's view opens at: ``context`` lines above its first added or removed
+    line, so what the person approves is in sight without scrolling (0 for no change)."""
+    for i, line in enumerate(diff.split("\n")):
+        if line[:1] in "+-" and not line.startswith(("+++", "---")):
+            return max(0, i - context)
+    return 0
+
+
 def proposal_title(proposal: Proposal) -> Content:
     name = proposal.args.get("file_name") if isinstance(proposal.args, dict) else None
     target = f" {name}" if isinstance(name, str) else ""
@@ -99,9 +109,10 @@ class ProposalPanel(Vertical):
     """The waiting proposal, its Accept / Edit / Reject buttons, and the edit form's holder."""
 
     def compose(self) -> ComposeResult:
+        yield Static("", id="confirm-proposal", markup=False)  # its own line: a long name fits
         with Horizontal(id="confirm-bar"):
-            yield Static("", id="confirm-proposal", markup=False)
             yield Button("Accept (y)", id="confirm-accept", variant="success")
+            yield Button("Always (Y)", id="confirm-always")
             yield Button("Edit (e)", id="confirm-edit")
             yield Button("Reject (x)", id="confirm-reject", variant="error")
         yield CodeView("", id="confirm-body")
@@ -116,3 +127,6 @@ class ProposalPanel(Vertical):
         else:
             body.show_code(text, language, numbered=False)
         self.remove_class("hidden")
+        # the panel was hidden, so its body has no size until the next layout: scroll then
+        top = first_change(text) if language == "diff" else 0
+        self.call_after_refresh(body.scroll_to, y=top, animate=False, force=True)

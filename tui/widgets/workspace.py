@@ -36,9 +36,11 @@ class WorkspaceView(Horizontal):
     named ``[bold]x.py`` must be listed as it is called.
     """
 
-    def __init__(self, run: RunDir, **kw) -> None:
+    def __init__(self, run: RunDir, scripts: list[str] | None = None, **kw) -> None:
+        """``scripts``: the task's own scripts (its solve files), opened before anything else."""
         super().__init__(**kw)
         self.run = run
+        self.scripts = list(scripts or [])
         self.index: int | None = None
         self.label = "00000"
         self.files: dict[str, str] | None = None  # path -> sha at ``label``
@@ -67,12 +69,24 @@ class WorkspaceView(Horizontal):
             self._build_tree(sorted(files))
         self.files = files
         changed = [rel for rel in (open_first or []) if rel in files]
-        target = changed[0] if changed else self.opened if self.opened in files else None
+        # what a person reads a workspace for is the script: a changed script, else the file
+        # open, else the task's script; a changed data file (a submission) only failing those
+        scripts = [rel for rel in changed if self._is_script(rel)]
+        opened = self.opened if self.opened in files else None
+        target = next(iter(scripts), None) or opened or self._main_script(files) or next(iter(changed), None)
         if target is not None:
             self.open_file(target)
         else:
             self.opened = self.shown = None
             self.query_one("#ws-file", CodeView).show_text("Select a file.")
+
+    def _is_script(self, rel: str) -> bool:
+        return rel in self.scripts or rel.endswith(".py")
+
+    def _main_script(self, files: dict[str, str]) -> str | None:
+        """The task's script where the snapshot has it, else its first Python file."""
+        return next((rel for rel in [*self.scripts, *sorted(files)] if rel in files and self._is_script(rel)),
+                    None)
 
     def _build_tree(self, files: list[str]) -> None:
         """Rebuilt only when the set of files changes (most steps only edit contents)."""

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from environments.report import _md_table, model_label
+from environments.reports.records import model_label
+from environments.reports.table import md_table
 from environments.runs import RunDir
 from environments.scoring import Score, load_scores
 
@@ -125,11 +126,11 @@ def score_by_step(family: Family) -> tuple[list[str], list[list[str]]]:
 
 
 def family_markdown(family: Family) -> str:
-    parts = [_md_table(FAMILY_COLUMNS, [member_cells(m) for m in family.members])]
+    parts = [md_table(FAMILY_COLUMNS, [member_cells(m) for m in family.members])]
     header, rows = score_by_step(family)
     if rows:
         parts.append("Metric value by step (a fork's steps up to its fork point are its parent's):\n\n"
-                     + _md_table(header, rows))
+                     + md_table(header, rows))
     else:
         parts.append("No step scored yet: `labcoat score --all-steps RUN_DIR` draws the curves.")
     return "\n\n".join(parts)
