@@ -21,10 +21,13 @@ TOLERANCE: dict[str, dict[str, float]] = {
     # How far a measured baseline may be from task.toml's on another machine, where three
     # ``baseline_std`` (0 for a deterministic eval) is too tight: BLAS and thread counts differ,
     # or task.toml rounds the value.
-    "dataset-distillation": {"abs": 2e-3},
+    # by processor, same library versions, each deterministic: 0.7437 and 0.7320 (task.toml)
+    "dataset-distillation": {"abs": 0.015},
     "label-free-accuracy": {"abs": 0.01},  # task.toml rounds to 0.01
     "ln-net-capacity": {"abs": 1e-5},
-    "local-learning": {"abs": 1e-3},
+    # torch's CPU kernels differ by processor: 9.1975 on one machine of this project's kind,
+    # 9.5679 on another (both in task.toml), same library versions, each deterministic
+    "local-learning": {"abs": 0.4},
     "offline-irl": {"abs": 1e-5},
     "online-lp": {"rel": 1e-3},
     "q-bias": {"abs": 1e-4},  # task.toml has 4 decimals
