@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from agent.actor import ActorError, Proposal
 from agent.calllog import Meter
 from agent.langchain_tools import langchain_tools
+from agent.models.base import ModelError
 from agent.models.langchain_model import LangChainModel, reply_from_ai
 from environments.actions import ActionSpec
 from environments.environment import Environment
@@ -57,9 +58,9 @@ class LangChainAgent:
             tries += 1
             start = time.perf_counter()
             try:
-                msg = self.chat.invoke(self.messages)
-            except Exception as err:  # noqa: BLE001 - providers raise their own types
-                raise ActorError(f"{self.model.name}: {type(err).__name__}: {err}") from err
+                msg = self.model.invoke(self.chat, self.messages)
+            except ModelError as err:
+                raise ActorError(str(err)) from err
             reply = reply_from_ai(msg, self.model.name, sum(len(str(m.content)) for m in self.messages))
             logged = [{"role": m.type, "content": m.content,
                        **({"tool_calls": m.tool_calls} if getattr(m, "tool_calls", None) else {})}

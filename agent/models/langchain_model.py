@@ -3,11 +3,21 @@
 The options become the class's keyword arguments (values parsed as JSON where they parse).
 Retries: the chat model's own (most have ``max_retries``), wrapped in LangChain's
 ``with_retry`` for classes that have none.
+
+A LangChain class brings its own HTTP client (or none: a local model), so labcoat cannot bound
+its socket waits as it does the SDKs' (:mod:`agent.models.guard`). The call's deadline
+(``labcoat_deadline`` / ``LABCOAT_LLM_DEADLINE``, 300 s) is kept from outside instead: the call
+runs in a worker thread and the run stops waiting for it when the deadline comes. The thread
+cannot be killed, so it is left to end by itself (a daemon: it never holds labcoat's exit), and
+what it returns late is dropped; the run goes on with a :class:`ModelError`, as for any failed
+call.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
+import threading
 from typing import Any
 
 from agent.models.base import (
@@ -58,18 +68,58 @@ def reply_from_ai(msg, name: str, prompt: int) -> Reply:
     return Reply(text=text, tool_calls=calls, usage=usage, cost=cost_of(name, usage), model=name)
 
 
+def invoke_within(runnable: Any, messages: list, deadline: float, name: str) -> Any:
+    """``runnable.invoke(messages)``, or :class:`ModelError` once ``deadline`` seconds pass."""
+    done = threading.Event()
+    outcome: dict[str, Any] = {}
+
+    def call() -> None:
+        try:
+            outcome["reply"] = runnable.invoke(messages)
+        except BaseException as err:  # noqa: BLE001 - handed to the waiting thread as is
+            outcome["error"] = err
+        finally:
+            done.set()
+
+    threading.Thread(target=call, name=f"labcoat-{name}", daemon=True).start()
+    if not done.wait(deadline):
+        raise ModelError(f"{name}: the call's deadline of {deadline:g} s came while waiting for "
+                         "the reply (the call was abandoned)")
+    if "error" in outcome:
+        err = outcome["error"]
+        raise ModelError(f"{name}: {type(err).__name__}: {err}") from err
+    return outcome["reply"]
+
+
+def _deadline(options: dict[str, Any]) -> float:
+    value = options.pop("labcoat_deadline", None) or os.environ.get("LABCOAT_LLM_DEADLINE") or 300
+    try:
+        deadline = float(value)
+    except (TypeError, ValueError):
+        deadline = -1.0
+    if not deadline > 0:
+        raise ModelConfigError(f"labcoat_deadline must be a positive number of seconds, not {value!r}")
+    return deadline
+
+
 class LangChainModel:
-    def __init__(self, target: str, options: dict[str, Any], retries: int = 3) -> None:
+    def __init__(self, target: str, options: dict[str, Any], retries: int = 3,
+                 deadline: float = 300.0) -> None:
         self.name = f"langchain/{target}"
         self.chat = load_chat_model(target, options)
-        self.retries = retries
+        self.retries, self.deadline = retries, deadline
 
     @classmethod
     def from_ref(cls, ref: ModelRef, shared: dict | None = None) -> LangChainModel:
-        """``labcoat_retries`` is labcoat's; every other option is the class's keyword argument."""
+        """``labcoat_retries`` and ``labcoat_deadline`` are labcoat's; every other option is the
+        class's keyword argument."""
         options = dict(ref.options)
         retries = int(options.pop("labcoat_retries", 2))
-        return cls(ref.name, options, retries=retries)
+        return cls(ref.name, options, retries=retries, deadline=_deadline(options))
+
+    def invoke(self, runnable: Any, messages: list) -> Any:
+        """One call of ``runnable`` (from :meth:`runnable`) within the call's deadline."""
+        return invoke_within(runnable, messages, self.deadline, self.name)
 
     def runnable(self, tools: list | None = None):
         chat = self.chat.bind_tools(tools) if tools else self.chat
@@ -78,8 +128,5 @@ class LangChainModel:
     def complete(self, messages: list[dict[str, Any]], *,
                  tools: list[dict[str, Any]] | None = None) -> Reply:
         lc_tools = [{"type": "function", "function": t} for t in tools] if tools else None
-        try:
-            msg = self.runnable(lc_tools).invoke(to_lc_messages(messages))
-        except Exception as err:  # noqa: BLE001 - LangChain providers raise their own types
-            raise ModelError(f"{self.name}: {type(err).__name__}: {err}") from err
+        msg = self.invoke(self.runnable(lc_tools), to_lc_messages(messages))
         return reply_from_ai(msg, self.name, prompt_chars(messages))

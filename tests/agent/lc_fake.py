@@ -34,3 +34,19 @@ class ScriptedToolChat(BaseChatModel):
         msg = AIMessage(content=item.get("content", ""), tool_calls=calls,
                         usage_metadata={"input_tokens": 50, "output_tokens": 5, "total_tokens": 55})
         return ChatResult(generations=[ChatGeneration(message=msg)])
+
+
+class HangingChat(BaseChatModel):
+    """A chat model whose call never returns (a LangChain class with an unbounded client)."""
+
+    hold: float = 3600.0
+
+    @property
+    def _llm_type(self) -> str:
+        return "hanging-chat"
+
+    def _generate(self, messages, stop=None, run_manager=None, **kw) -> ChatResult:
+        import time
+
+        time.sleep(self.hold)
+        raise AssertionError("never reached within a test")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from agent.langchain_tools import langchain_tools
 from environments.environment import Environment, code_mounts, sandbox_limits
 from environments.task import load_task
@@ -56,3 +58,25 @@ def test_a_langchain_chat_model_can_power_the_research_agent(tiny_task, tmp_path
     run, _, meta = episode(tiny_task, tmp_path, model, fast_model=model)
     assert meta.status == "finished" and meta.final_answer == "via langchain"
     assert meta.totals.tokens_in == 100 and meta.totals.tokens_out == 10
+
+
+def test_a_langchain_call_that_never_returns_ends_at_its_deadline():
+    """A LangChain class brings its own client, which labcoat cannot bound; the deadline holds
+    anyway (the call is abandoned), as a ModelError the run handles like any failed call."""
+    import time
+
+    from agent.models import ModelError, make_model
+
+    model = make_model("langchain/tests.agent.lc_fake:HangingChat?labcoat_deadline=0.5&labcoat_retries=0")
+    start = time.monotonic()
+    with pytest.raises(ModelError, match=r"deadline of 0.5 s came"):
+        model.complete([{"role": "user", "content": "hello"}])
+    assert time.monotonic() - start < 30  # not the hour the model holds
+
+
+def test_a_bad_langchain_deadline_is_a_configuration_error():
+    from agent.models import make_model
+    from agent.models.base import ModelConfigError
+
+    with pytest.raises(ModelConfigError, match="labcoat_deadline"):
+        make_model("langchain/tests.agent.lc_fake:HangingChat?labcoat_deadline=-1")
