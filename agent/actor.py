@@ -17,6 +17,10 @@ from environments.observation import Observation
 from environments.runs import Step
 
 
+#: what an actor is told when a reviewer rejects its proposal (then the reason, if any); here,
+#: beside the protocol, because actors read it (nothing was run) and the reviewer writes it
+REJECTED = "The human reviewer rejected this action; it was not run."
+
 class Proposal(BaseModel):
     """The next action an actor wants, with whatever reasoning it wants recorded."""
 

@@ -2,10 +2,12 @@
 
 Confirm mode is one such policy (``PersonReview``: a person answers from another thread);
 a rule, a second model or a test's script can be another, and the wrapped actor cannot tell.
-What a person's review asks about is its :class:`ReviewSettings` (mode ``confirm`` or
-``yolo``, as mini-swe-agent's, the actions that never ask, whether the Final Answer asks):
-changed at any time from the person's thread, and kept in the run folder
-(``approval.json``) so that a resumed run asks as it did.
+What a person's review asks about is its :class:`ReviewSettings` (mode ``confirm``, ``yolo``
+or ``human``, as mini-swe-agent's, the actions that never ask, whether the Final Answer
+asks): changed at any time from the person's thread, and kept in the run folder
+(``approval.json``) so that a resumed run asks as it did. In ``human`` mode the wrapped actor
+is not asked at all: the person acts (``PersonReview.hands``, the ``HumanActor`` of a run by
+hand) until they switch back, and those steps are recorded with actor ``human``.
 What the policy said is kept in the trace: an edited step records the arguments first
 proposed, and the rejections before a step are listed in that step's ``meta["rejected"]``.
 """
@@ -19,21 +21,23 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
-from agent.actor import Actor, Proposal, StoppedWhileWaiting
+from agent.actor import REJECTED, Actor, Proposal, StoppedWhileWaiting
+from agent.human import HumanActor
 from environments.actions import ActionSpec
 from environments.environment import Environment
 from environments.observation import Observation
 from environments.runs import Step
 
-__all__ = ["FINAL_ANSWER", "MODES", "REJECTED", "SETTINGS_FILE", "ApprovalPolicy", "ApprovingActor",
-           "Decision", "PersonReview", "ReviewSettings"]
+__all__ = ["FINAL_ANSWER", "MODES", "REJECTED", "SETTINGS_FILE", "TOOK_OVER", "ApprovalPolicy",
+           "ApprovingActor", "Decision", "PersonReview", "ReviewSettings", "taking_over"]
 
-#: what the wrapped actor is told of a rejection (then the reason, if any)
-REJECTED = "The human reviewer rejected this action; it was not run."
 #: the action that ends a run: it asks even when its kind of action is allowed
 FINAL_ANSWER = "Final Answer"
-#: the review's modes: ``confirm`` asks before each action, ``yolo`` runs them unasked
-MODES = ("confirm", "yolo")
+#: the review's modes: ``confirm`` asks before each action, ``yolo`` runs them unasked,
+#: ``human``: the person acts instead of the actor (which is not asked)
+MODES = ("confirm", "yolo", "human")
+#: the reason a proposal is not run when the person took over meanwhile (human mode)
+TOOK_OVER = "the person took over (human mode)"
 #: where a run keeps its review settings (read back by a resume)
 SETTINGS_FILE = "approval.json"
 
@@ -43,7 +47,7 @@ class ReviewSettings(BaseModel):
     (the Final Answer is not one of them while ``ask_final``); ``ask_final``: the Final Answer
     waits for the person in either mode, as the last chance to keep the run going."""
 
-    mode: Literal["confirm", "yolo"] = "confirm"
+    mode: Literal["confirm", "yolo", "human"] = "confirm"
     allowed: list[str] = Field(default_factory=list)
     ask_final: bool = True
 
@@ -92,19 +96,37 @@ class ApprovalPolicy(Protocol):
         ...
 
 
+def taking_over(policy: ApprovalPolicy) -> Actor | None:
+    """Who acts instead of the wrapped actor now (a person in human mode), if anyone: a
+    policy may define ``takes_over() -> Actor | None``; most never do."""
+    takes_over = getattr(policy, "takes_over", None)
+    return takes_over() if callable(takes_over) else None
+
+
 class ApprovingActor:
     """Wraps an actor so that each proposal is run only as its policy decides.
 
     A rejection is shown to the wrapped actor as an error observation (so it proposes again,
     inside the same ``propose``: no step is recorded for it) and listed in the ``meta`` of the
     next step actually taken. A policy that answers None ends the run ``interrupted``.
+
+    While the policy hands the run to someone else (``takes_over``: a person in human mode),
+    the wrapped actor is not asked; that one's proposals are run unreviewed and recorded as its
+    own (``kind``, which ``drive`` reads for each step). The wrapped actor sees those steps only
+    if it defines ``witness(proposal, observation)``: its ``observe`` is for its own proposals.
     """
 
     def __init__(self, inner: Actor, policy: ApprovalPolicy) -> None:
         self.inner = inner
-        self.kind = inner.kind
         self.policy = policy
         self.env: Environment | None = None
+        self._by: Actor | None = None  # who proposed the step being taken, when not ``inner``
+        self._last_by: Actor | None = None  # who proposed the step just taken, when not ``inner``
+
+    @property
+    def kind(self) -> str:
+        """The kind of whoever proposed the step ``drive`` is taking (recorded as its actor)."""
+        return self._by.kind if self._by is not None else self.inner.kind
 
     def extra_actions(self) -> Sequence[ActionSpec]:
         return self.inner.extra_actions()
@@ -121,9 +143,21 @@ class ApprovingActor:
         self.inner.start(env, history)
 
     def propose(self, env: Environment) -> Proposal | None:
+        last, self._last_by = self._last_by, None
+        if last is not None and callable(ready := getattr(last, "mark_ready", None)):
+            ready()  # its step is recorded whoever acts next (a person's ``act`` returns)
         rejected: list[dict[str, Any]] = []
-        while (proposal := self.inner.propose(env)) is not None:
-            decision = self.policy.review(proposal)
+        while True:
+            if (other := taking_over(self.policy)) is not None:
+                if (proposal := other.propose(env)) is None:
+                    continue  # handed back: ask the policy again who acts
+                self._by = other
+                return _approved(proposal, Decision.approve(), rejected)
+            if (proposal := self.inner.propose(env)) is None:
+                return None
+            # a person who took over while the actor thought: its proposal is not run
+            decision = (Decision.reject(TOOK_OVER) if taking_over(self.policy) is not None
+                        else self.policy.review(proposal))
             if decision is None:
                 raise StoppedWhileWaiting
             if decision.accept:
@@ -132,10 +166,17 @@ class ApprovingActor:
             note = f" Reason: {decision.reason}" if decision.reason else ""
             self.inner.observe(proposal, Observation(
                 text=f"{REJECTED}{note} Propose a different action.", error=True))
-        return None
 
     def observe(self, proposal: Proposal, observation: Observation) -> None:
-        self.inner.observe(proposal, observation)
+        by, self._by = self._by, None
+        self._last_by = by
+        if by is None:
+            self.inner.observe(proposal, observation)
+            return
+        by.observe(proposal, observation)
+        witness = getattr(self.inner, "witness", None)
+        if callable(witness):
+            witness(proposal, observation)
 
 
 def _approved(proposal: Proposal, decision: Decision, rejected: list[dict[str, Any]]) -> Proposal:
@@ -164,15 +205,37 @@ class PersonReview:
 
     ``notify`` tells the person's side a proposal is up (a UI posts it to its own thread);
     ``stop`` answers a waiting proposal, and every later one, with None. A proposal that
-    ``settings`` do not ask about (yolo mode, an allowed action) is approved at once.
+    ``settings`` do not ask about (yolo mode, an allowed action) is approved at once. In human
+    mode the person acts through ``hands`` (``HumanActor.act``; ``on_turn`` says when the run
+    waits for them) and the wrapped actor is not asked.
     """
 
     def __init__(self, notify: Callable[[Proposal], None] = lambda p: None,
-                 settings: ReviewSettings | None = None) -> None:
+                 settings: ReviewSettings | None = None,
+                 on_turn: Callable[[], None] = lambda: None) -> None:
         self.notify = notify
         self.settings = settings or ReviewSettings()
         self.stopped = False
         self._pending: _Pending | None = None
+        self.hands = HumanActor(on_wait=lambda: on_turn())
+
+    def takes_over(self) -> Actor | None:
+        return self.hands if self.settings.mode == "human" and not self.stopped else None
+
+    def set_mode(self, mode: str) -> None:
+        """Switch modes from the person's thread (the next proposal follows). Once the person
+        has asked for confirm or human mode, the Final Answer asks in every mode. Taking over
+        answers a waiting proposal: it is rejected (not run) and the person acts instead;
+        handing back wakes a ``hands.propose`` that waits, so the actor is asked again."""
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r} (one of {', '.join(MODES)})")
+        was = self.settings.mode
+        self.settings = self.settings.model_copy(update={"mode": mode, "ask_final": self.settings.ask_final
+                                                         or mode != "yolo"})
+        if mode == "human" and was != "human":
+            self.decide(Decision.reject(TOOK_OVER))
+        elif was == "human" and mode != "human":
+            self.hands.release()
 
     @property
     def pending(self) -> Proposal | None:
@@ -186,6 +249,9 @@ class PersonReview:
         if self.stopped:  # stopped before the proposal was up: ``stop`` saw nothing pending
             self._pending = None
             return None
+        if self.settings.mode == "human":  # took over before the proposal was up: not run
+            self._pending = None
+            return Decision.reject(TOOK_OVER)
         self.notify(proposal)
         pending.done.wait()
         self._pending = None
@@ -200,6 +266,7 @@ class PersonReview:
 
     def stop(self) -> None:
         self.stopped = True
+        self.hands.stop()  # a person's turn that waits ends the run interrupted
         pending = self._pending
         if pending is not None:
             pending.done.set()

@@ -41,8 +41,7 @@ import time
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 
-from agent.actor import Proposal, proposal
-from agent.approval import REJECTED
+from agent.actor import REJECTED, Proposal, proposal
 from environments.actions import ActionSpec
 from environments.environment import Environment
 from environments.low_level import ExecuteArgs, FinalAnswerArgs, WriteFileArgs

@@ -11,8 +11,11 @@ What a combination needs next is read from its run directory, not trusted from t
 *done* and skipped; a run left ``created``/``running``/``interrupted`` (the batch was stopped)
 is resumed in place; a run that ended in ``error``, a combination whose worker raised, and a
 run whose scoring hit an infrastructure failure are *failed* and retried only when asked
-(``retry_failed``): the old attempt is moved to ``.retired/`` and a fresh run starts (an
-infrastructure failure of scoring alone is just scored again).
+(``retry_failed``): the old attempt is moved to ``.retired/`` and a fresh run starts. What
+failed for the machine's sake, not the actor's, is not started afresh: an infrastructure
+failure of scoring alone is just scored again, and a run whose sandbox was lost under it
+(``RunMeta.infrastructure``) is resumed from its last recorded step, on another backend when
+the batch's ``sandbox`` is ``auto`` and its own is not available now.
 
 :func:`run_combo` is the unit of work (one process runs one combination to its end and scores
 it); the executors only decide where it runs: ``local`` (a pool of K worker processes) or
@@ -190,6 +193,12 @@ def _only_scoring_failed(run: Path) -> bool:
             and score.failure == "infrastructure")
 
 
+def _sandbox_lost(run: Path) -> bool:
+    """The run stopped because its sandbox died under it: continue it, do not start afresh."""
+    meta = _read_meta(run)
+    return meta is not None and meta.status == "error" and meta.infrastructure
+
+
 def assess(batch_dir: Path, key: str, record: ComboRecord, spec: BatchSpec) -> ComboState:
     """What this combination needs, judged from its run directory."""
     run = find_run(batch_dir, key)
@@ -272,6 +281,8 @@ class ComboResult(BaseModel):
     success: bool | None = None
     failure: str | None = None
     error: str | None = None
+    note: str | None = Field(None, description="what the batch should say of it (a run resumed "
+                             "on another sandbox backend)")
     seconds: float = 0.0
 
 
@@ -286,11 +297,13 @@ def run_combo(job: ComboJob) -> ComboResult:
     start = time.perf_counter()
     try:
         existing = find_run(batch_dir, key)
-        if existing is not None and job.retry and not _only_scoring_failed(existing):
+        if (existing is not None and job.retry and not _only_scoring_failed(existing)
+                and not _sandbox_lost(existing)):
             _retire(batch_dir, key)  # (a run whose scoring alone failed is scored again below)
             existing = None
         if existing is not None:
-            begun = session.resume(existing)
+            begun = session.resume(existing, sandbox=spec.sandbox)
+            out.note = begun.note
         else:
             begun = session.start(job.task, spec.config_for(job.model, job.seed), spec.budgets,
                                   runs_root(batch_dir, key), sandbox=spec.sandbox, batch=str(batch_dir))

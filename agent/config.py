@@ -25,10 +25,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agent.context import ContextSettings
 from agent.tree.settings import TreeSettings
+from environments.environment import OPTIONAL_ACTIONS, optional_names
 from environments.observation import DEFAULT_OBSERVATION_CAP
 from environments.runs import ActorSpec, Budgets, RunMeta
 
@@ -56,6 +57,17 @@ class ActorConfig(ActorSpec):
     actions: str | None = Field(None, description="JSONL actions for --agent replay")
     method_tools: bool = Field(True, description="offer the task's method tools as actions (off: "
                                "the control arm of labcoat uplift)")
+    enable_actions: str | None = Field(None, description="also offer these actions, off by "
+                                       "default as in MLAgentBench (comma-separated): "
+                                       + ", ".join(OPTIONAL_ACTIONS))
+    help_answers: str | None = Field(None, description="a file of answers to Request Help, used "
+                                     "in order when no person attends (JSON list or JSON Lines)")
+
+    @field_validator("enable_actions")
+    @classmethod
+    def _known_actions(cls, value: str | None) -> str | None:
+        """Spelled as the registry spells them; an unknown name is refused up front."""
+        return ", ".join(optional_names(value)) or None
 
     @classmethod
     def from_meta(cls, meta: RunMeta) -> ActorConfig:
@@ -71,7 +83,8 @@ FLAGS = {"kind": ("--agent",), "keep_last": ("--keep-steps", "--keep-last")}
 
 #: what a flag's value is, in its help (``--max-time SECONDS``); the rest by type (``N``, ``X``)
 METAVARS = {"model": "PROVIDER/MODEL", "fast_model": "PROVIDER/MODEL", "edit_model": "PROVIDER/MODEL",
-            "actions": "FILE.jsonl", "max_time": "SECONDS", "max_cost": "USD", "max_tokens": "N"}
+            "actions": "FILE.jsonl", "enable_actions": "NAMES", "help_answers": "FILE",
+            "max_time": "SECONDS", "max_cost": "USD", "max_tokens": "N"}
 TYPE_METAVARS = {int: "N", float: "X", str: "TEXT"}
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Self
 
@@ -28,6 +28,8 @@ __all__ = ["HumanActor", "HumanRun", "RunOver"]
 
 #: how long ``HumanRun.close`` lets a running step finish before it closes the sandbox under it
 CLOSE_GRACE = 2.0
+#: what ``release`` queues: a waiting ``propose`` returns None (the person handed the run back)
+_HANDED_BACK = Proposal(action="")
 
 
 class RunOver(RuntimeError):
@@ -42,11 +44,16 @@ class HumanActor:
     observation). ``stop`` makes a waiting ``propose`` raise ``StoppedWhileWaiting``; ``end``
     (called when ``drive`` is over) makes a waiting ``act`` raise ``RunOver``, so neither side
     can be left waiting for the other.
+
+    The same actor is the person's hands in an agent run's human mode (``agent.approval``):
+    there ``release`` hands the run back to the agent (a waiting ``propose`` returns None) and
+    ``on_wait`` tells the person's side that the run waits for them.
     """
 
     kind = "human"
 
-    def __init__(self) -> None:
+    def __init__(self, on_wait: Callable[[], None] = lambda: None) -> None:
+        self.on_wait = on_wait
         self._proposals: queue.Queue[Proposal | None] = queue.Queue()
         self._observations: queue.Queue[Observation | None] = queue.Queue()
         # set while ``propose`` waits for the next proposal, and once the run is over: the
@@ -67,12 +74,18 @@ class HumanActor:
         self._started.set()
 
     def propose(self, env: Environment) -> Proposal | None:
-        self._ready.set()
+        self.mark_ready()
+        self.on_wait()
         proposal = self._proposals.get()
         self._ready.clear()
         if proposal is None:
             raise StoppedWhileWaiting
-        return proposal
+        return None if proposal is _HANDED_BACK else proposal
+
+    def mark_ready(self) -> None:
+        """The run's records are complete up to now (``drive`` asks for its next action, from
+        this actor or, in an agent run's human mode, from the agent): a waiting ``act`` returns."""
+        self._ready.set()
 
     def observe(self, proposal: Proposal, observation: Observation) -> None:
         self._observations.put(observation)
@@ -100,6 +113,11 @@ class HumanActor:
     def stop(self) -> None:
         """End a ``propose`` that waits (now, or the next one): the run ends interrupted."""
         self._proposals.put(None)
+
+    def release(self) -> None:
+        """A ``propose`` that waits (now, or the next one) returns None without a step: in an
+        agent run's human mode, the person handed the run back to the agent."""
+        self._proposals.put(_HANDED_BACK)
 
     def end(self, reason: str = "") -> None:
         """``drive`` is over: release whoever waits on this actor, now and later."""

@@ -16,6 +16,7 @@ from agent.actor import Actor, ActorError, StoppedWhileWaiting
 from agent.config import ActorConfig, Kind
 from agent.models.providers import default_fast, provider_of
 from environments.environment import environment_for_run
+from environments.help_request import HelpDesk, ScriptedAnswers, Unattended
 from environments.manifest import ModelUse, RunManifest, machine
 from environments.prepare import prepare_task
 from environments.runs import (
@@ -24,6 +25,7 @@ from environments.runs import (
     RunDir,
     RunMeta,
     RunStatus,
+    SandboxEvent,
     Step,
     new_run_id,
     now,
@@ -31,9 +33,11 @@ from environments.runs import (
 from environments.suite import resolve_task
 from environments.task import TaskSpec, load_task
 from environments.validation import validation_calls
-from sandbox import resolve_kind
+from sandbox import SandboxError, resolve_kind
+from sandbox.base import SandboxLost
 
-__all__ = ["Budgets", "RunHooks", "create_run", "drive", "new_meta", "resolve_budgets", "task_of"]
+__all__ = ["Budgets", "RunHooks", "continue_on", "create_run", "drive", "new_meta",
+           "resolve_budgets", "task_of"]
 
 
 class RunHooks:
@@ -43,6 +47,9 @@ class RunHooks:
     #: seconds the view held the run paused (in ``before_step``): not the run's time, so the
     #: time budget and ``totals.seconds`` leave them out
     paused_seconds: float = 0.0
+    #: who answers Request Help when the run enables it: a view with a person sets its own
+    #: (the TUI's); None: the run's ``help_answers`` file, else nobody (``help_desk_for``)
+    help_desk: HelpDesk | None = None
 
     def before_step(self, run: RunDir) -> None:
         """May block (a paused TUI) or set ``stop_requested``."""
@@ -152,6 +159,12 @@ def without_method_tools(task: TaskSpec) -> TaskSpec:
     return task.model_copy(update={"tools": []})
 
 
+def help_desk_for(config: Any) -> HelpDesk:
+    """Headless Request Help: the configuration's answers file, else nobody to ask."""
+    answers = getattr(config, "help_answers", None)
+    return ScriptedAnswers.from_file(answers) if answers else Unattended()
+
+
 def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None = None,
           observation_cap: int | None = None,
           clock: Callable[[], float] = time.perf_counter) -> RunMeta:
@@ -170,7 +183,8 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
         run.restore(len(history))  # a kill between a step and its trace line leaves stray edits
         env = environment_for_run(run, task, extra_actions=actor.extra_actions(),
                                   observation_cap=observation_cap or getattr(run.meta.config,
-                                                                             "observation_cap", None))
+                                                                             "observation_cap", None),
+                                  help_desk=hooks.help_desk or help_desk_for(run.meta.config))
         env.sandbox = SeededSandbox(env.sandbox, run.meta.seed)
     except Exception as err:
         run.finish("error", _crash_reason(err))
@@ -194,7 +208,7 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
     manifest = run.meta.manifest = run.meta.manifest or RunManifest(machine=machine(), started_at=now())
     manifest.sandbox = env.sandbox.describe()
     try:
-        run.meta.status = "running"
+        run.meta.status, run.meta.infrastructure = "running", False
         run.save_meta()
         actor.start(env, history)
         while True:
@@ -230,6 +244,12 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
         status, reason = "interrupted", "stopped by the user"
     except KeyboardInterrupt:
         status, reason = "interrupted", "interrupted (Ctrl-C); resume with --resume"
+    except SandboxLost as lost:  # not the actor's doing: its step is not recorded (Environment)
+        status, reason = "error", (f"{lost}; an infrastructure failure, not the actor's: resume "
+                                   f"to continue after step {run.meta.totals.steps}")
+        run.meta.infrastructure = True
+        run.meta.sandbox_events.append(SandboxEvent(kind="lost", backend=lost.backend,
+                                                    step=run.meta.totals.steps, detail=lost.detail))
     except Exception as err:
         status, reason = "error", _crash_reason(err)
         raise
@@ -242,6 +262,63 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
         hooks.on_end(run)
     return run.meta
 
+
+
+def why_unavailable(kind: str) -> str | None:
+    """Why backend ``kind`` cannot run commands here now (None: it can), asked of the backend."""
+    from sandbox.factory import backend_class
+
+    try:
+        report = backend_class(kind).isolation()
+    except (ValueError, SandboxError) as err:
+        return str(err)
+    return None if report.available else (report.detail or f"{kind} is not available")
+
+
+AUTO_ORDER = ("docker", "local")
+"""The backends ``auto`` picks from, first preferred (as ``sandbox.factory.resolve_kind``)."""
+
+
+def continue_on(run: RunDir, asked: str | None, *,
+                why_not: Callable[[str], str | None] | None = None) -> str | None:
+    """Choose the backend a stopped run continues on (``run.meta.sandbox``, saved by the
+    caller); a sentence saying so when it changed, else None.
+
+    ``asked`` None keeps the run's own backend, checked only for a run whose sandbox was lost
+    (a :class:`SandboxError` saying to pass ``auto``, not a failed open in ``drive``).
+    ``"auto"`` keeps it while it is available, else takes the first of :data:`AUTO_ORDER`
+    available now: a batch of ``--sandbox auto`` whose Docker engine went away goes on under
+    bubblewrap. A backend by name is taken as asked. A change is recorded in ``sandbox_events``; what ran before stays as recorded
+    (the trace and snapshots do not depend on the backend).
+    """
+    recorded, why_not = run.meta.sandbox, why_not or why_unavailable
+    if asked is None and run.meta.infrastructure and (why := why_not(recorded)) is not None:
+        raise SandboxError(f"the run's sandbox {recorded} is not available now "
+                           f"({_first_line(why)}); continue it with --sandbox auto, or name "
+                           "another backend")
+    if asked is None or asked == recorded:
+        return None
+    if asked == "auto":
+        why = why_not(recorded)
+        if why is None:
+            return None
+        why = _first_line(why)
+        new = next((kind for kind in AUTO_ORDER if kind != recorded and why_not(kind) is None), None)
+        if new is None:
+            raise SandboxError(f"the run's sandbox {recorded} is not available ({why}), nor is "
+                               "any other; see `labcoat sandbox check`")
+        detail = f"{recorded} is not available now ({why})"
+    else:
+        new = resolve_kind(asked)
+        detail = f"asked for {new}"
+    run.meta.sandbox_events.append(SandboxEvent(kind="switched", backend=new, previous=recorded,
+                                                step=run.meta.totals.steps, detail=detail))
+    run.meta.sandbox = new
+    return f"continuing on sandbox {new} instead of {recorded}: {detail}"
+
+
+def _first_line(text: str) -> str:
+    return (text.strip().splitlines() or ["not available"])[0][:200]
 
 
 def _closing_step(run: RunDir, env: Any, actor: Actor, hooks: RunHooks, reason: str) -> str:

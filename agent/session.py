@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from agent.actor import Actor
 from agent.config import ActorConfig
 from agent.replay import with_kept_actions
-from agent.runner import RunHooks, create_run, drive, task_of
+from agent.runner import RunHooks, continue_on, create_run, drive, task_of
 from environments.runs import ENDED_STATUSES, Budgets, RunDir, RunMeta
 from environments.task import TaskSpec
 
@@ -46,6 +46,8 @@ class Session:
     run: RunDir
     task: TaskSpec
     actor: Actor
+    #: what the front end should say before driving (a resumed run moved to another backend)
+    note: str | None = None
 
     def drive(self, hooks: RunHooks | None = None) -> RunMeta:
         """Drive the run to its end (a Final Answer, a budget, a stop, an error); blocking, so
@@ -69,13 +71,17 @@ def start(task: str | Path, config: ActorConfig, budgets: Budgets | None = None,
 
 
 def resume(run: RunDir | Path, config: ActorConfig | None = None,
-           budgets: Budgets | None = None) -> Session:
-    """The stopped run ``run`` continued in place (``drive`` goes on from its trace).
+           budgets: Budgets | None = None, *, sandbox: str | None = None) -> Session:
+    """The stopped run ``run`` continued in place (``drive`` goes on from its trace; a run
+    whose sandbox was lost, ``infrastructure``, from its last recorded step).
 
     ``config``/``budgets`` (default: what the run stored) replace what ``run.json`` holds, so
     ``labcoat run --resume DIR --max-steps N`` raises a budget and the run records it.
+    ``sandbox`` (default: the run's own backend) is :func:`agent.runner.continue_on`'s:
+    ``auto`` moves the run to another backend only when its own is not available now.
     """
     run = run if isinstance(run, RunDir) else RunDir.open(run)
+    note = continue_on(run, sandbox)  # first: a task re-prepared below is on the backend chosen
     task = task_of(run)
     config = _chosen(with_kept_actions(run.path, config or ActorConfig.from_meta(run.meta)))
     actor = _actor(config)
@@ -84,7 +90,7 @@ def resume(run: RunDir | Path, config: ActorConfig | None = None,
     # never began, or one that ended and is only driven to be scored again, is not resumed
     run.meta.resumed += run.meta.status not in ("created", *ENDED_STATUSES)
     run.save_meta()
-    return Session(run, task, actor)
+    return Session(run, task, actor, note)
 
 
 def fork(parent: RunDir | Path, at: int, config: ActorConfig, budgets: Budgets | None = None,
@@ -112,18 +118,25 @@ def score(run: RunDir | Path, *, step: int | None = None, every_step: bool = Fal
 
     The task's baseline is measured first (``baseline_runs`` times, ``on_measure(task)`` said
     before) when none is known on this backend, or no run of it could have an improvement.
-    ``sandbox`` defaults to the backend the run ran on.
+    ``sandbox`` defaults to the backend the run ran on. A tree run cut short (an ``error``) is
+    scored on its best node, as a tree search reports its best (``result_step``).
     """
-    from environments.baselines import ensure_baseline
+    from agent.tree.view import result_step
+    from environments.baselines import BaselineError, ensure_baseline
     from environments.scoring import score_run, score_steps
 
     run = run if isinstance(run, RunDir) else RunDir.open(run)
     task = task_of(run)
     backend = sandbox or run.meta.sandbox
-    ensure_baseline(task, runs=baseline_runs, sandbox=backend, on_measure=on_measure)
-    if every_step:
-        return score_steps(run, task, points=points, sandbox=backend, progress=progress)
-    return [score_run(run, task, step=step, sandbox=backend)]
+    try:
+        ensure_baseline(task, runs=baseline_runs, sandbox=backend, on_measure=on_measure)
+    except BaselineError:  # the unmodified task cannot run: scored, with no baseline known
+        pass
+    best = None if step is not None else result_step(run.steps(), task.metric, task.higher_is_better)
+    curve = score_steps(run, task, points=points, sandbox=backend, progress=progress) if every_step else []
+    if best is not None:  # after the curve, which records its last step as the result
+        return [*curve, score_run(run, task, step=best, sandbox=backend, result=True)]
+    return curve or [score_run(run, task, step=step, sandbox=backend)]
 
 
 class SessionError(ValueError):
@@ -136,6 +149,7 @@ def preflight(config: ActorConfig, task: str | Path) -> None:
     spaces aside). Other actors' actions are not known before they act."""
     from agent.factory import AgentConfigError
     from agent.replay import KIND, MODEL_PREFIX, ReplayActor, ReplayError
+    from environments.environment import optional_names
     from environments.low_level import LOW_LEVEL_ACTIONS
     from environments.suite import resolve_task
     from environments.task import TaskError
@@ -154,6 +168,7 @@ def preflight(config: ActorConfig, task: str | Path) -> None:
         raise SessionError(str(err)) from err
     offered = [a.name for a in (*LOW_LEVEL_ACTIONS, *actor.extra_actions())]
     offered += [tool_action(t).name for t in spec.tools if config.method_tools]
+    offered += optional_names(config.enable_actions)
     if spec.validation_budget > 0:
         offered.append(VALIDATE)
     key = {"".join(name.lower().split()) for name in offered}
@@ -166,11 +181,19 @@ def preflight(config: ActorConfig, task: str | Path) -> None:
 
 def _chosen(config: ActorConfig) -> ActorConfig:
     """``config`` as ``run.json`` stores it: its kind and model chosen (the factory's
-    defaults) and a file it names made absolute (a resume may start from elsewhere)."""
+    defaults) and a file it names made absolute (a resume may start from elsewhere); an
+    answers file that cannot be used is refused here (start, resume and fork alike)."""
     from agent.factory import resolve
+    from environments.help_request import HelpError, ScriptedAnswers
 
-    if config.actions is not None:
-        config = config.model_copy(update={"actions": str(Path(config.actions).resolve())})
+    for name in ("actions", "help_answers"):
+        if getattr(config, name) is not None:
+            config = config.model_copy(update={name: str(Path(getattr(config, name)).resolve())})
+    if config.help_answers is not None:  # a bad answers file: refused now, not at the question
+        try:
+            ScriptedAnswers.from_file(config.help_answers)
+        except HelpError as err:
+            raise SessionError(f"--help-answers: {err}") from err
     return resolve(config)
 
 

@@ -3,7 +3,10 @@
 In order: a timed task's pristine ``env/`` measured in the same call as the submission (a
 runtime is only comparable with one measured beside it, :func:`baseline_for`); else the fixed
 ``baseline`` of ``task.toml``; else the one ``labcoat baseline`` measured and stored for this
-task's content, ``$LABCOAT_HOME/baselines/<task>-<content hash>.json`` (a :class:`Measured`,
+task's content (or, where measuring failed because the pristine starter cannot run, as
+MLAgentBench's house-price and spaceship-titanic starters are left incomplete on purpose, the
+task's fixed baseline from MLAgentBench's own code, :data:`environments.mlagentbench.TABLE`,
+stored with the reason: :func:`fall_back`), ``$LABCOAT_HOME/baselines/<task>-<content hash>.json`` (a :class:`Measured`,
 written and read back through that model), on the backend asked about (a runtime measured in
 docker is not local's). Measuring is: ``env/`` copied to a scratch workspace, the task's
 ``solve`` scripts run there in the sandbox, the result evaluated like any submission
@@ -20,15 +23,20 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from environments.evaluate import EvalResult, evaluate
-from environments.prepare import fingerprint, labcoat_home
+from environments.evaluate import EvalResult, error_summary, evaluate
+from environments.home import labcoat_home
+from environments.prepare import fingerprint
 from environments.runs import now
 from environments.safefs import WorkspaceFS, copy_tree, temporary_folder
 from environments.sandboxing import code_mounts, sandbox_limits
 from environments.task import TaskSpec
 from sandbox import SandboxError, open_sandbox, resolve_kind
 
-BaselineSource = Literal["task.toml", "stored", "measured", "same call (paired)"]
+BaselineSource = Literal["task.toml", "stored", "measured", "same call (paired)", "MLAgentBench"]
+
+
+class BaselineError(RuntimeError):
+    """Measuring a baseline failed and no fixed one is known; the message says why, briefly."""
 
 
 class Measured(BaseModel):
@@ -41,6 +49,9 @@ class Measured(BaseModel):
     mean: float
     std: float
     measured_at: str = Field(default_factory=now)
+    # set when measuring failed: why, and ``mean`` is then the task's fixed baseline from
+    # MLAgentBench's code (``values`` empty), stored so that scoring does not measure again
+    fallback: str | None = None
 
 
 class Baseline(BaseModel):
@@ -48,6 +59,7 @@ class Baseline(BaseModel):
 
     value: float
     source: BaselineSource
+    why: str = ""  # said beside the score: which baseline this is and why it was used
 
 
 def improvement(value: float, baseline: float, higher_is_better: bool) -> float:
@@ -93,14 +105,17 @@ def find_baseline(task: TaskSpec, sandbox: str | None = None) -> Baseline | None
     """The fixed baseline of task.toml, else the stored one; with ``sandbox``, only one stored
     from that backend (or from an unrecorded one)."""
     if task.baseline is not None:
-        return Baseline(value=task.baseline, source="task.toml")
+        return Baseline(value=task.baseline, source="task.toml", why="fixed in task.toml")
     stored = read_baseline(task)
     if stored is None:
         return None
     backend = _backend(sandbox)
     if backend and stored.backend and stored.backend != backend:
         return None
-    return Baseline(value=stored.mean, source="stored")
+    if stored.fallback is not None:
+        return Baseline(value=stored.mean, source="MLAgentBench", why=stored.fallback)
+    return Baseline(value=stored.mean, source="stored", why=f"the unmodified task measured "
+                    f"{len(stored.values)} time(s) on {stored.backend or 'this machine'}")
 
 
 def known_baseline(task: TaskSpec, sandbox: str | None = None) -> float | None:
@@ -109,27 +124,81 @@ def known_baseline(task: TaskSpec, sandbox: str | None = None) -> float | None:
     return found.value if found is not None else None
 
 
+def scored_against(task: TaskSpec, result: EvalResult, sandbox: str | None = None) -> Baseline | None:
+    """What one evaluation is scored against, and why: the pristine ``env/`` measured in the
+    same call (a timed task), else the task's known baseline on ``sandbox``."""
+    if result.baseline is not None:
+        return Baseline(value=result.baseline, source="same call (paired)",
+                        why="the pristine env/ timed in the same call")
+    return find_baseline(task, sandbox)
+
+
 def baseline_for(task: TaskSpec, result: EvalResult, sandbox: str | None = None) -> float | None:
-    """What one evaluation is scored against: the pristine ``env/`` measured in the same call
-    (a timed task), else the task's known baseline on ``sandbox``."""
-    return result.baseline if result.baseline is not None else known_baseline(task, sandbox)
+    """:func:`scored_against`'s value."""
+    found = scored_against(task, result, sandbox)
+    return found.value if found is not None else None
+
+
+def fixed_fallback(task: TaskSpec) -> tuple[float, str] | None:
+    """The task's fixed baseline in MLAgentBench's code and where it is stated, for a folder
+    recognised as that task by content (a folder only named like one gets none)."""
+    known = task.mlagentbench
+    if known is None or known.by != "content" or known.entry.baseline is None:
+        return None
+    return known.entry.baseline, known.entry.baseline_from
+
+
+def fall_back(task: TaskSpec, err: Exception, sandbox: str | None = None) -> Baseline:
+    """Measuring failed (``err``): the task's fixed baseline from MLAgentBench's code, stored
+    with the reason so that scoring says it and does not measure again; :class:`BaselineError`
+    (brief, no traceback) when the task has none."""
+    reason = error_summary(str(err))
+    fixed = fixed_fallback(task)
+    if fixed is None:
+        raise BaselineError(f"{task.name}: measuring the baseline failed ({reason}) and no fixed "
+                            "baseline is known (task.toml's baseline = ... sets one)") from err
+    value, where = fixed
+    why = f"the unmodified task cannot run ({reason}): MLAgentBench's fixed baseline, {where}"
+    store_baseline(task, Measured(task=task.name, key=task_key(task), backend=_backend(sandbox),
+                                  values=[], mean=value, std=0.0, fallback=why))
+    return Baseline(value=value, source="MLAgentBench", why=why)
 
 
 def ensure_baseline(task: TaskSpec, runs: int = 3, sandbox: str = "auto",
-                    on_measure: Callable[[str], None] | None = None) -> float:
+                    on_measure: Callable[[str], None] | None = None) -> float | None:
     """The task's baseline; measured (``runs`` times) and stored first when none is known.
 
     Machine-dependent metrics (a runtime) cannot ship a fixed baseline, and without one no run
-    could have an improvement, so the first scoring on a machine measures it once.
+    could have an improvement, so the first scoring on a machine measures it once. Where the
+    unmodified task cannot run, MLAgentBench's fixed baseline for it (:func:`fall_back`), else
+    :class:`BaselineError`. None for a task that has no ``eval.py`` (never scored).
     """
-    value = known_baseline(task, sandbox)
-    if value is None:
-        if on_measure:
-            on_measure(task.name)
+    found = find_baseline(task, sandbox)
+    if found is not None:
+        return found.value
+    if not task.has_eval:
+        return None
+    if on_measure:
+        on_measure(task.name)
+    try:
         measured = summarise(task, measure(task, runs=runs, sandbox=sandbox), sandbox)
-        store_baseline(task, measured)
-        value = measured.mean
-    return value
+    except (RuntimeError, SandboxError, OSError) as err:
+        return fall_back(task, err, sandbox).value
+    store_baseline(task, measured)
+    return measured.mean
+
+
+def decide_baseline(task: TaskSpec, sandbox: str = "auto", runs: int = 1) -> Baseline:
+    """The known baseline, else the unmodified task measured now (not stored), else, where it
+    cannot run, :func:`fall_back`'s (``labcoat check-task``)."""
+    found = find_baseline(task)
+    if found is not None:
+        return found
+    try:
+        value = summarise(task, measure(task, runs=runs, sandbox=sandbox)).mean
+    except (RuntimeError, SandboxError, OSError) as err:
+        return fall_back(task, err, sandbox)
+    return Baseline(value=value, source="measured", why=f"the unmodified task measured {runs} time(s) now")
 
 
 def run_solve(task: TaskSpec, workspace: Path, sandbox: str = "auto") -> None:
@@ -138,8 +207,9 @@ def run_solve(task: TaskSpec, workspace: Path, sandbox: str = "auto") -> None:
         for script in task.solve:
             r = sb.exec([sb.python, script])
             if not r.ok:
-                raise RuntimeError(f"{task.name}: {script} failed (exit {r.exit_code}, "
-                                   f"timed_out={r.timed_out}):\n{(r.stderr or r.stdout)[-2000:]}")
+                how = "timed out" if r.timed_out else f"exit {r.exit_code}"
+                raise RuntimeError(f"{task.name}: {script} failed ({how}):\n"
+                                   f"{(r.stderr or r.stdout)[-2000:]}")
 
 
 def solved_workspace(task: TaskSpec, dest: Path, overlay: Path | None = None,

@@ -25,6 +25,7 @@ from pydantic import BaseModel
 from environments.actions import ActionFailed, ActionInputError, ActionSpec
 from environments.backups import Backups
 from environments.evaluate import evaluate
+from environments.help_request import REQUEST_HELP, HelpDesk, Unattended, help_action
 from environments.low_level import LOW_LEVEL_ACTIONS
 from environments.observation import (
     DEFAULT_OBSERVATION_CAP,
@@ -33,6 +34,7 @@ from environments.observation import (
     make_observation,
 )
 from environments.paths import PathGuard
+from environments.repl import PYTHON_REPL, repl_action
 from environments.runs import RunDir, Step
 from environments.safefs import WorkspaceError
 from environments.sandboxing import code_mounts, sandbox_limits
@@ -41,10 +43,46 @@ from environments.task import TaskSpec
 from environments.tool_actions import tool_action
 from environments.validation import VALIDATE, validation_actions
 from sandbox import Sandbox, SandboxError
+from sandbox.base import SandboxLost
 
-__all__ = ["Environment", "code_mounts", "environment_for_run", "sandbox_limits"]
+__all__ = ["OPTIONAL_ACTIONS", "Environment", "code_mounts", "environment_for_run",
+           "optional_actions", "optional_names", "sandbox_limits"]
 
 log = logging.getLogger(__name__)
+
+#: MLAgentBench's actions that are off by default (as in MLAgentBench): a run offers them only
+#: when its configuration names them (``ActorConfig.enable_actions``, kept in ``run.json``)
+OPTIONAL_ACTIONS = (PYTHON_REPL, REQUEST_HELP)
+
+
+def optional_names(names: str | Iterable[str] | None) -> tuple[str, ...]:
+    """The optional actions named (comma-separated text or a list; case, spaces, ``-`` and
+    ``_`` aside: ``python-repl``), spelled as the registry spells them, in its order;
+    ``ValueError`` naming any other name, so a typo is refused before a run starts."""
+    if names is None:
+        return ()
+    given = names.split(",") if isinstance(names, str) else list(names)
+    key = {_loose(n): n for n in OPTIONAL_ACTIONS}
+    unknown = [n.strip() for n in given if n.strip() and _loose(n) not in key]
+    if unknown:
+        raise ValueError(f"no optional action {', '.join(map(repr, unknown))} (there are: "
+                         f"{', '.join(OPTIONAL_ACTIONS)})")
+    chosen = {key[_loose(n)] for n in given if n.strip()}
+    return tuple(n for n in OPTIONAL_ACTIONS if n in chosen)
+
+
+def _loose(name: str) -> str:
+    return "".join(name.lower().replace("-", " ").replace("_", " ").split())
+
+
+def optional_actions(names: Iterable[str], help_desk: HelpDesk | None = None) -> list[ActionSpec]:
+    """The specs of the optional actions ``names`` enables (each with state of its own: build
+    them once per Environment); Request Help is answered by ``help_desk`` (default: nobody)."""
+    chosen = optional_names(names)
+    specs = [repl_action()] if PYTHON_REPL in chosen else []
+    if REQUEST_HELP in chosen:
+        specs.append(help_action(help_desk or Unattended()))
+    return specs
 
 
 class Environment:
@@ -168,6 +206,8 @@ class Environment:
             obs = spec.handler(self, parsed)
         except (WorkspaceError, ActionFailed) as err:
             obs = self._error(f"{spec.name} failed: {err}")
+        except SandboxLost:  # no observation: the run ends as an infrastructure failure (drive)
+            raise
         except SandboxError as err:
             obs = self._error(f"{spec.name} failed in the sandbox (infrastructure error): {err}")
         except Exception as err:  # an action bug must not end the run
@@ -236,18 +276,23 @@ def environment_for_run(
     sandbox_kind: str | None = None,
     extra_actions: Iterable[ActionSpec] = (),
     observation_cap: int | None = None,
+    help_desk: HelpDesk | None = None,
 ) -> Environment:
     """An Environment over a run's workspace with the run's sandbox; close ``env.sandbox`` after.
 
     The one place a run's sandbox and environment are put together, for the headless runner
-    and the TUI's human mode alike.
+    and the TUI's human mode alike. The optional actions the run's configuration enables
+    (``enable_actions``) are offered too, Request Help answered by ``help_desk``.
     """
     from sandbox import open_sandbox
 
+    optional = optional_actions(optional_names(getattr(run.meta.config, "enable_actions", None)),
+                                help_desk)
     sandbox = open_sandbox(sandbox_kind or run.meta.sandbox, run.workspace, sandbox_limits(task),
                            code_mounts())
     try:
-        return Environment(task, run.workspace, sandbox, run=run, extra_actions=extra_actions,
+        return Environment(task, run.workspace, sandbox, run=run,
+                           extra_actions=[*extra_actions, *optional],
                            observation_cap=observation_cap or DEFAULT_OBSERVATION_CAP)
     except Exception:
         sandbox.close()

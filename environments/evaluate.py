@@ -3,7 +3,12 @@
 The workspace (a run's final or any step's snapshot, a live workspace, a solved ``env/``) is
 copied to a scratch folder, the task's read-only files are laid over it from the pristine
 ``env/``, and ``get_score`` is imported from the task's own ``scripts/`` (mounted read-only,
-never from the workspace) and run in the sandbox. The trusted runner
+never from the workspace) and run in the sandbox, with the pristine ``env/`` mounted read-only
+beside it (``/task/env``): MLAgentBench's ``eval.py`` files reach ``../env`` next to their own
+folder for the task's modules (amp-parkinsons' ``from train import smapep1``, fathomnet's
+``metric``, identify-contrails' ``encode``, feedback's ``train``, CLRS's ``baselines``), as in
+MLAgentBench, where ``eval.py`` sits in ``benchmarks/<task>/scripts/``. Only ``eval.py``'s own
+path reaches it; the scored folder stays off ``sys.path``. The trusted runner
 (:mod:`environments.in_sandbox.eval_runner`, ``python -I``: the workspace is not on
 ``sys.path``) starts a child (:mod:`environments.in_sandbox.eval_child`) that calls the task's
 function and hands the value back on a private pipe; only after the child has exited does the
@@ -30,6 +35,7 @@ from pydantic import BaseModel, Field
 from environments import timing
 from environments.in_sandbox import empty_tmp, eval_child, eval_runner, source
 from environments.limits import LimitError, loads_json
+from environments.mlagentbench import NO_EVAL
 from environments.safefs import WorkspaceError, WorkspaceFS, copy_tree, scratch_mode, temporary_folder
 from environments.sandboxing import code_mounts, sandbox_limits
 from environments.submission import (
@@ -49,7 +55,9 @@ from environments.timing import Paired
 from sandbox import Mount, SandboxError, SandboxLimits, open_sandbox
 
 TASK_SCRIPTS = "/task/scripts"
-FailureReason = Literal["no_submission", "eval_error", "timeout", "infrastructure"]
+TASK_ENV = "/task/env"  # ``../env`` seen from TASK_SCRIPTS, as MLAgentBench lays a task out
+# not_scored: the task has no eval.py (MLAgentBench's llama-inference, bibtex-generation, ...)
+FailureReason = Literal["no_submission", "eval_error", "timeout", "infrastructure", "not_scored"]
 #: the trusted phase's function for what the caller asked (a two-phase task's eval.py defines
 #: ``score``/``validation_score`` over outputs, a data-only one ``get_score`` over files)
 TRUSTED_FUNCTION = {"get_score": "score", "get_validation_score": "validation_score"}
@@ -105,6 +113,8 @@ def evaluate(task: TaskSpec, workspace: Path, sandbox: str = "auto",
     result channel, and its pristine ``eval.py`` scores only the outputs, in a second sandbox,
     the value taken only from a line tagged with a nonce the submission never sees.
     """
+    if not task.has_eval:
+        return EvalResult(failure="not_scored", detail=NO_EVAL, public_detail=NO_EVAL)
     timeout = timeout or task.limits.eval_timeout
     with temporary_folder("labcoat-score-") as tmp:
         try:
@@ -251,9 +261,25 @@ def _race(task: TaskSpec, workspace: Path, tmp: Path, here: Path, challenge: str
 def _side_failure(side: str, produced: Produced, spent: float, timeout: float) -> EvalResult:
     """The submission failing is its score; the pristine ``env/`` failing is ours."""
     if side == "b":
+        why = "ran past the time limit" if produced.timed_out else error_summary(produced.tail)
         return EvalResult(failure="infrastructure", seconds=spent,
-                          detail=f"the pristine env/ failed:\n{produced.tail}")
+                          detail=f"the unmodified task (the pristine env/) failed, so there is "
+                          f"nothing to time the submission against: {why}")
     return _produce_failure(produced, timeout)
+
+
+def error_summary(text: str, limit: int = 300) -> str:
+    """A failure's output in one line: its first line (what failed) and its last (a Python
+    traceback's exception), not the traceback between (shown to a person who ran a command)."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return "no output"
+    head, last = lines[0].rstrip(":"), lines[-1]
+    if len(lines) == 1 or head.startswith("Traceback"):  # nothing said before the traceback
+        summary = last
+    else:
+        summary = f"{head}: {last}"
+    return summary if len(summary) <= limit else summary[: limit - 1] + "…"
 
 
 def reset_workspace(task: TaskSpec, source_dir: Path, space: Path, sb) -> None:
@@ -273,7 +299,8 @@ def reset_workspace(task: TaskSpec, source_dir: Path, space: Path, sb) -> None:
 def _trusted(task: TaskSpec, folder: Path, sandbox: str, function: str, timeout: float,
              each: bool = False) -> EvalResult:
     """Phase (b): the task's pristine ``eval.py`` over ``folder`` (outputs, or data-only files)."""
-    mounts = [*code_mounts(), Mount(source=task.scripts_dir, target=TASK_SCRIPTS)]
+    mounts = [*code_mounts(), Mount(source=task.scripts_dir, target=TASK_SCRIPTS, read_only=True),
+              Mount(source=task.env_dir, target=TASK_ENV, read_only=True)]
     nonce = secrets.token_hex(16)
     try:
         with open_sandbox(sandbox, folder, _limits(task, timeout), mounts) as sb:

@@ -11,7 +11,7 @@ mistakes; the environment turns those into error observations.
 from __future__ import annotations
 
 import shlex
-from typing import Annotated, BinaryIO
+from typing import TYPE_CHECKING, Annotated, BinaryIO
 
 from pydantic import Field
 
@@ -38,6 +38,9 @@ from environments.safefs import (
     is_utf8,
     refuse_kind,
 )
+
+if TYPE_CHECKING:
+    from sandbox import ExecResult
 
 MAX_INSPECT_LINES = 100
 READ_LIMIT = 256 * 1024  # bytes of a file Read File shows (and the trace keeps); the rest is not read
@@ -224,23 +227,35 @@ def execute_script(ctx: ActionContext, a: ExecuteArgs) -> Observation:
         raise ActionFailed(f"cannot parse arguments {a.arguments!r}: {err}") from err
     runner = ["bash"] if rel.endswith(".sh") else [ctx.sandbox.python]
     result = ctx.sandbox.exec(runner + [rel, *extra], timeout=ctx.task.limits.exec_timeout)
-    parts = [result.stdout]
-    if result.stderr:
-        parts.append(result.stderr)
-    output = settle_carriage_returns("\n".join(p.rstrip("\n") for p in parts if p))
-    if result.timed_out:
-        outcome, status = "timeout", f"The script was killed after its time limit of {ctx.task.limits.exec_timeout:g} s."
-    elif result.oom_killed:
-        outcome, status = "oom", f"The script was killed: it ran out of memory (limit {ctx.task.limits.memory_mb} MB)."
-    elif result.exit_code != 0:
-        outcome, status = "exit", f"The script exited with code {result.exit_code}."
-    else:
-        outcome, status = "ok", EXECUTED
+    output = command_output(result.stdout, result.stderr)
+    outcome, status = command_outcome(ctx, result, "script")
     text = f"{status}{OUTPUT_FOLLOWS}\n{output}" if output else f"{status} It printed nothing."
-    facts = ActionFacts(outcome=outcome, exit_code=result.exit_code, output_tail=last_lines(output)[-TAIL_CHARS:],
-                        output_lines=len(output.splitlines()))
-    return ctx.observe(text, facts=facts, exit_code=result.exit_code, seconds=result.seconds,
-                       error=not result.ok)
+    return ctx.observe(text, facts=output_facts(outcome, result.exit_code, output),
+                       exit_code=result.exit_code, seconds=result.seconds, error=not result.ok)
+
+
+def command_output(stdout: str, stderr: str) -> str:
+    """A command's stdout then its stderr, as a terminal would leave them (Execute Script's
+    and the Python REPL's observation)."""
+    return settle_carriage_returns("\n".join(p.rstrip("\n") for p in (stdout, stderr) if p))
+
+
+def command_outcome(ctx: ActionContext, result: ExecResult, what: str) -> tuple[str, str]:
+    """How a command ended (``ActionFacts.outcome``) and the sentence that says so; ``what``
+    is what ran ("script", "code")."""
+    limits = ctx.task.limits
+    if result.timed_out:
+        return "timeout", f"The {what} was killed after its time limit of {limits.exec_timeout:g} s."
+    if result.oom_killed:
+        return "oom", f"The {what} was killed: it ran out of memory (limit {limits.memory_mb} MB)."
+    if result.exit_code != 0:
+        return "exit", f"The {what} exited with code {result.exit_code}."
+    return "ok", EXECUTED
+
+
+def output_facts(outcome: str, exit_code: int, output: str) -> ActionFacts:
+    return ActionFacts(outcome=outcome, exit_code=exit_code, output_tail=last_lines(output)[-TAIL_CHARS:],
+                       output_lines=len(output.splitlines()))
 
 
 def inspect_lines(ctx: ActionContext, a: InspectArgs) -> Observation:

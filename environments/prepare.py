@@ -14,6 +14,13 @@ and with the network and the person's environment variables only as ``task.toml`
 types is relayed to it (never the terminal's own descriptor: a sandboxed process holding it
 could change the terminal's modes or write around the display); its output is shown as it
 comes, as text, and the person is told in which sandbox it runs.
+
+MLAgentBench's own habits are kept: a folder whose ``scripts/prepared`` exists was prepared by
+MLAgentBench (its ``prepare_task.py`` writes that file once ``prepare.py`` succeeded), so it is
+used as it is and ``prepare.py`` never runs again over data it already split. And since its
+download scripts ignore their tools' failures (babylm's ``wget``, identify-contrails'
+``kaggle``) and exit 0 with nothing fetched, a ``prepare.py`` that added or changed no file in
+its copy counts as failed: nothing is cached, and the next run prepares again.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import fcntl
 import hashlib
 import os
 import select
+import shlex
 import shutil
 import stat
 import sys
@@ -31,14 +39,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
+from environments.home import labcoat_home
 from environments.task import TaskError, TaskSpec, load_task
 from environments.untrusted import visible
+from sandbox.base import SECRET_NAME, ExecResult
 
 Show = Callable[[str], None]
+Files = dict[str, tuple[int, int]]
+
+MLAB_MARKER = "prepared"
+"""``scripts/prepared``: MLAgentBench's own "prepare.py has run here" (its prepare_task.py)."""
+_said_prepared: set[Path] = set()  # MLAgentBench-prepared folders already announced
 
 
-def labcoat_home() -> Path:
-    return Path(os.environ.get("LABCOAT_HOME", Path.home() / ".cache" / "labcoat"))
 
 
 def fingerprint(root: Path) -> str:
@@ -55,25 +68,57 @@ def fingerprint(root: Path) -> str:
     return h.hexdigest()[:16]
 
 
+def prepared_by_mlagentbench(task: TaskSpec) -> bool:
+    """Whether MLAgentBench's own preparation already ran in ``task``'s folder."""
+    return os.path.lexists(task.scripts_dir / MLAB_MARKER)
+
+
+def prepared_dir(task: TaskSpec, cache: Path | None = None) -> Path:
+    """Where ``task``'s prepared copy lives (whether or not it is there yet)."""
+    return (cache or labcoat_home() / "tasks") / f"{task.name}-{fingerprint(task.root)}"
+
+
+def is_prepared(task: TaskSpec, cache: Path | None = None) -> bool:
+    """Whether a finished prepared copy of ``task`` is cached."""
+    return (prepared_dir(task, cache) / ".prepared").exists()
+
+
 def prepare_task(task: TaskSpec, cache: Path | None = None, timeout: float = 900, *,
                  sandbox: str = "auto", stdin: int | Literal["terminal"] | None = "terminal",
-                 show: Show | None = None) -> TaskSpec:
-    """The prepared task (the task itself when it has no ``prepare.py``).
+                 show: Show | None = None, again: bool = False) -> TaskSpec:
+    """The prepared task (the task itself when it has no ``prepare.py``, or when MLAgentBench
+    prepared the folder: ``scripts/prepared``).
 
     ``sandbox`` is the backend prepare.py runs in (the run's). ``stdin``: ``"terminal"``
     relays labcoat's own stdin when it is a person's terminal (else prepare.py reads
     /dev/null), a descriptor relays that one, None gives /dev/null. ``show`` gets the
-    announcement and prepare.py's output as text as it comes (default: stderr)."""
+    announcement and prepare.py's output as text as it comes (default: stderr). ``again``
+    discards the cached copy first, so prepare.py runs anew."""
     if not task.prepare_path.exists():
         return task
-    cache = cache or labcoat_home() / "tasks"
+    if prepared_by_mlagentbench(task):
+        if again:
+            raise TaskError(
+                f"{task.scripts_dir / MLAB_MARKER}: MLAgentBench already prepared this folder, and "
+                "prepare.py run again would work on the data it already prepared; to prepare "
+                "anew, start from a fresh copy of the task folder (without scripts/prepared)")
+        if task.root not in _said_prepared:
+            _said_prepared.add(task.root)
+            (show or _to_stderr)(f"labcoat: {task.name} was prepared by MLAgentBench "
+                                 f"(scripts/prepared): its folder is used as it is, prepare.py "
+                                 "is not run again\n")
+        return task
+    dest = prepared_dir(task, cache)
+    cache = dest.parent
     cache.mkdir(parents=True, exist_ok=True)
-    dest = cache / f"{task.name}-{fingerprint(task.root)}"
     marker = dest / ".prepared"
-    if marker.exists():
+    if marker.exists() and not again:
         return load_task(dest, task.name)
     with open(cache / f".{dest.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        if again:
+            marker.unlink(missing_ok=True)
+            shutil.rmtree(dest, ignore_errors=True)
         if marker.exists():
             return load_task(dest, task.name)
         tmp = cache / f".{dest.name}.tmp"
@@ -81,8 +126,15 @@ def prepare_task(task: TaskSpec, cache: Path | None = None, timeout: float = 900
         check_within(task.root)  # a link out of the folder would copy a host file in
         shutil.copytree(task.root, tmp, ignore=shutil.ignore_patterns("__pycache__"))
         try:
-            run_prepare(task, tmp, sandbox=sandbox, timeout=timeout, stdin=stdin, show=show)
+            before = files_of(tmp)
+            result = run_prepare(task, tmp, sandbox=sandbox, timeout=timeout, stdin=stdin,
+                                 show=show)
             check_within(tmp)  # what prepare.py left is read by the host from now on
+            if not produced(before, files_of(tmp)):
+                raise TaskError(
+                    f"{task.prepare_path}: prepare.py exited 0 but added or changed no file in "
+                    "its copy of the task (did a download fail?); nothing is kept, so the next "
+                    f"run prepares again{_tail(result.stderr + result.stdout, task)}")
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -92,25 +144,53 @@ def prepare_task(task: TaskSpec, cache: Path | None = None, timeout: float = 900
     return load_task(dest, task.name)
 
 
+def files_of(root: Path) -> Files:
+    """Every plain file under ``root`` (links not followed, ``__pycache__`` skipped): its
+    path relative to ``root`` -> (size, mtime in ns)."""
+    out: Files = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in files:
+            path = Path(folder) / name
+            st = path.lstat()
+            if stat.S_ISREG(st.st_mode):
+                out[path.relative_to(root).as_posix()] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def produced(before: Files, after: Files) -> bool:
+    """Whether prepare.py produced anything: a plain file anywhere in its copy (``env/``,
+    ``scripts/`` or elsewhere; ``__pycache__`` aside) that is new, or whose size or mtime
+    changed. Deleting files alone is not preparing (babylm's prepare.py, its download failed,
+    only removes what it never got)."""
+    return any(before.get(rel) != meta for rel, meta in after.items())
+
+
 def run_prepare(task: TaskSpec, copy: Path, *, sandbox: str = "auto", timeout: float = 900,
                 stdin: int | Literal["terminal"] | None = "terminal",
-                show: Show | None = None) -> None:
+                show: Show | None = None) -> ExecResult:
     """Run ``scripts/prepare.py`` of ``copy`` (a copy of ``task``'s folder) in a sandbox over
     ``copy``; :class:`TaskError` with its output's tail when it fails."""
     from environments.sandboxing import code_mounts, sandbox_limits
     from sandbox import SandboxError, open_sandbox
 
-    show = show or _to_stderr
     declared = task.prepare
     limits = sandbox_limits(task).model_copy(update={
         "timeout": timeout, "network": declared.network, "pass_env": tuple(declared.env)})
-    env = {name: os.environ[name] for name in declared.env if name in os.environ}
+    passed = [name for name in declared.env if name in os.environ]
+    unset = [name for name in declared.env if name not in os.environ]
+    env = {name: os.environ[name] for name in passed}
+    secrets = _secrets(task)
+    show = _hiding(show or _to_stderr, secrets)
     env["PYTHONHASHSEED"] = "0"
+    env["PYTHONUNBUFFERED"] = "1"  # a prompt with no newline (Kaggle's consent) shows at once
     relay = _Relay(_terminal() if stdin == "terminal" else stdin)
+    asks = relay.fd is not None
     try:
         with open_sandbox(sandbox, copy, limits, code_mounts()) as sb:
             reach = ("the host's network" if declared.network else "no network") + (
-                f", environment {', '.join(declared.env)}" if declared.env else "")
+                f", environment {', '.join(passed)}" if passed else "") + (
+                f", declared but not set here: {', '.join(unset)}" if unset else "")
             show(f"labcoat: running {task.name}'s scripts/prepare.py in the {sb.backend} "
                  f"sandbox ({reach}; only its own copy of the task is writable)\n")
             result = sb.exec([sb.python, "prepare.py"], env=env, cwd=f"{sb.workdir}/scripts",
@@ -122,8 +202,40 @@ def run_prepare(task: TaskSpec, copy: Path, *, sandbox: str = "auto", timeout: f
     if not result.ok:
         why = (f"timed out after {timeout:g} s" if result.timed_out else "ran out of memory"
                if result.oom_killed else f"exit {result.exit_code}")
+        ask = "" if asks or "EOFError" not in result.stderr else (
+            f"\nprepare.py asked for input, and labcoat had no terminal to ask you in (its "
+            f"stdin read nothing): run `labcoat prepare {shlex.quote(str(task.root))}` in a "
+            "terminal to answer it; runs then use the prepared copy")
         tail = (result.stderr.strip() or result.stdout.strip())[-3000:]
-        raise TaskError(f"{task.prepare_path}: prepare.py failed ({why}):\n{tail}")
+        raise TaskError(f"{task.prepare_path}: prepare.py failed ({why}):\n"
+                        f"{_hide(tail, secrets)}{ask}")
+    return result
+
+
+def _tail(output: str, task: TaskSpec) -> str:
+    """The end of what prepare.py printed, to quote in an error (credentials hidden)."""
+    text = _hide(output.strip()[-1500:], _secrets(task))
+    return f"; its output ended:\n{text}" if text else "; it printed nothing"
+
+
+def _secrets(task: TaskSpec) -> list[str]:
+    """The values of the variables ``[prepare]`` passes whose names look like credentials
+    (``KAGGLE_KEY``, ``HF_TOKEN``; not ``KAGGLE_USERNAME``): never shown by labcoat."""
+    return [os.environ[n] for n in task.prepare.env
+            if SECRET_NAME.search(n) and len(os.environ.get(n, "")) >= 4]
+
+
+def _hide(text: str, secrets: list[str]) -> str:
+    """``text`` with each declared credential's value replaced (prepare.py may echo it)."""
+    for value in secrets:
+        text = text.replace(value, "[hidden]")
+    return text
+
+
+def _hiding(show: Show, secrets: list[str]) -> Show:
+    """``show`` with the declared credentials' values hidden from what it is given (per chunk
+    of output: a value split between two chunks is not caught)."""
+    return (lambda text: show(_hide(text, secrets))) if secrets else show
 
 
 def check_within(root: Path) -> None:

@@ -16,13 +16,11 @@ import time
 from pydantic import BaseModel
 
 from environments.baselines import (
-    Baseline,
     BaselineSource,
-    find_baseline,
+    decide_baseline,
     improvement,
     measure,
     solved_workspace,
-    summarise,
 )
 from environments.evaluate import evaluate
 from environments.safefs import temporary_folder
@@ -33,6 +31,7 @@ class ReferenceCheck(BaseModel):
     task: str
     baseline: float
     baseline_source: BaselineSource
+    baseline_why: str = ""
     reference: float
     improvement: float
     threshold: float
@@ -47,11 +46,11 @@ def check_reference(task: TaskSpec, sandbox: str = "auto", runs: int = 1) -> Ref
         raise RuntimeError(f"{task.root}: no reference/ solution to check")
     if task.timed:
         return _check_timed(task, sandbox, start)
-    baseline = find_baseline(task) or Baseline(
-        value=summarise(task, measure(task, runs=runs, sandbox=sandbox)).mean, source="measured")
+    baseline = decide_baseline(task, sandbox, runs)
     reference = statistics.fmean(measure(task, task.reference_dir, runs=runs, sandbox=sandbox))
     imp = improvement(reference, baseline.value, task.higher_is_better)
     return ReferenceCheck(task=task.name, baseline=baseline.value, baseline_source=baseline.source,
+                          baseline_why=baseline.why,
                           reference=reference, improvement=imp, threshold=task.success_threshold,
                           passed=imp >= task.success_threshold, seconds=time.perf_counter() - start)
 

@@ -171,6 +171,20 @@ class ForkRecord(BaseModel):
     created_at: str = Field(default_factory=now)
 
 
+class SandboxEvent(BaseModel):
+    """Something that happened to a run's sandbox and not by its actor's doing (written by
+    ``agent.runner.drive`` and ``agent.session.resume``)."""
+
+    kind: Literal["lost", "switched"] = Field(description="lost: it died under a command "
+                                              "(``sandbox.base.SandboxLost``); switched: the run "
+                                              "continued on another backend")
+    backend: str = Field(description="lost: the backend that died; switched: the new one")
+    previous: str | None = Field(None, description="switched: the backend it left")
+    step: int = Field(description="the run's last recorded step then (a lost step is not recorded)")
+    detail: str = ""
+    time: str = Field(default_factory=now)
+
+
 class RunMeta(BaseModel):
     """``run.json``: who ran what, under which limits, and how it ended.
 
@@ -193,6 +207,11 @@ class RunMeta(BaseModel):
                          "reports keep such runs apart from independent attempts")
     status: RunStatus = "created"
     status_reason: str = ""
+    infrastructure: bool = Field(False, description="the run's ``error`` is an infrastructure "
+                                 "failure (its sandbox lost), not its actor's: continued from its "
+                                 "last step by `run --resume` and `batch --retry-failed`")
+    sandbox_events: list[SandboxEvent] = Field(default_factory=list, description="sandboxes "
+                                               "lost under the run, backends it moved to")
     final_answer: str | None = None
     created_at: str = Field(default_factory=now)
     updated_at: str = Field(default_factory=now)

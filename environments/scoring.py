@@ -15,7 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from environments.anchors import load_anchors, normalize
-from environments.baselines import baseline_for, improvement
+from environments.baselines import improvement, scored_against
 from environments.evaluate import EvalResult, FailureReason, evaluate
 from environments.runs import RunDir, now
 from environments.safefs import temporary_folder
@@ -30,6 +30,9 @@ class Score(BaseModel):
     direction: str
     value: float | None
     baseline: float | None
+    # which baseline (environments/baselines.py's BaselineSource) and why it was the one used
+    baseline_source: str | None = None
+    baseline_why: str = ""
     improvement: float | None
     success: bool
     threshold: float
@@ -63,7 +66,8 @@ def make_score(task: TaskSpec, result: EvalResult, step: int | None,
     """The score of one evaluation. A timed task's baseline is the pristine ``env/`` measured in
     the same call, and success needs the pessimistic end of its interval past the threshold."""
     paired = result.paired
-    baseline = baseline_for(task, result, sandbox)
+    against = scored_against(task, result, sandbox)
+    baseline = against.value if against is not None else None
     imp = None
     if paired is not None:
         imp = paired.improvement
@@ -76,6 +80,8 @@ def make_score(task: TaskSpec, result: EvalResult, step: int | None,
     return Score(
         task=task.name, metric=task.metric, direction=task.direction, value=result.value,
         baseline=baseline, improvement=imp,
+        baseline_source=against.source if against is not None else None,
+        baseline_why=against.why if against is not None else "",
         success=worst is not None and worst >= task.success_threshold,
         threshold=task.success_threshold, step=step, eval_seconds=round(result.seconds, 3),
         failure=result.failure, detail=detail,
@@ -88,28 +94,49 @@ def _no_step(index: int, last: int) -> EvalResult:
     return EvalResult(failure="infrastructure", detail=f"no step {index}: the run has {last} steps")
 
 
-def _restore_and_evaluate(run: RunDir, task: TaskSpec, index: int, sandbox: str) -> EvalResult:
-    with temporary_folder("labcoat-restore-") as tmp:
-        try:
-            run.restore(index, tmp)
-        except Exception as err:  # noqa: BLE001 - a broken snapshot is an infrastructure failure
-            return EvalResult(failure="infrastructure", detail=f"cannot restore step {index}: {err}")
-        return evaluate(task, tmp, sandbox)
+class _Restored:
+    """One private scratch folder that steps are restored into in turn. Only this host code
+    writes it (``evaluate`` copies it into a scratch of its own), so step k+1 is laid over
+    step k by rewriting the folders that differ (``SnapshotStore.restore``'s ``over``): a
+    curve costs its steps, not steps x files."""
+
+    def __init__(self, run: RunDir, folder: Path) -> None:
+        self.run, self.folder = run, folder
+        self.holds: str | None = None  # the snapshot the folder holds exactly
+
+    def restore(self, index: int) -> None:
+        label, over, self.holds = f"{index:05d}", self.holds, None  # unknown if this fails
+        self.run.snapshots.restore(label, self.folder, over=over)
+        self.holds = label
 
 
-def score_run(run: RunDir, task: TaskSpec, step: int | None = None, sandbox: str = "auto") -> Score:
+def _restore_and_evaluate(run: RunDir, task: TaskSpec, index: int, sandbox: str,
+                          into: _Restored | None = None) -> EvalResult:
+    if into is None:
+        with temporary_folder("labcoat-restore-") as tmp:
+            return _restore_and_evaluate(run, task, index, sandbox, _Restored(run, tmp))
+    try:
+        into.restore(index)
+    except Exception as err:  # noqa: BLE001 - a broken snapshot is an infrastructure failure
+        return EvalResult(failure="infrastructure", detail=f"cannot restore step {index}: {err}")
+    return evaluate(task, into.folder, sandbox)
+
+
+def score_run(run: RunDir, task: TaskSpec, step: int | None = None, sandbox: str = "auto",
+              result: bool = False) -> Score:
     """Score step ``step``'s snapshot (default: the last) and record it.
 
-    The last step's score is the run's result, ``score.json``; every scored step is also kept
-    in ``scores.json`` (the improvement curve). A step the run does not have is scored an
-    infrastructure failure and not recorded.
+    The last step's score is the run's result, ``score.json`` (or step ``step``'s with
+    ``result``: a tree run cut short is its best node's, ``agent.tree.view.result_step``);
+    every scored step is also kept in ``scores.json`` (the improvement curve). A step the run
+    does not have is scored an infrastructure failure and not recorded.
     """
     last = len(run.steps())
     index = last if step is None else step
     if not 0 <= index <= last:
         return make_score(task, _no_step(index, last), index)
     score = make_score(task, _restore_and_evaluate(run, task, index, sandbox), index, sandbox)
-    _record(run, [score], final=index == last)
+    _record(run, [score], final=result or index == last)
     return score
 
 
@@ -134,13 +161,13 @@ def _manifest_key(run: RunDir, index: int) -> str | None:
 
 
 def _evaluate_step(run: RunDir, task: TaskSpec, index: int, sandbox: str,
-                   seen: dict[str, EvalResult]) -> EvalResult:
+                   seen: dict[str, EvalResult], into: _Restored) -> EvalResult:
     """Step ``index``'s evaluation, reused from ``seen`` when an identical workspace was
     evaluated already (an infrastructure failure is tried again)."""
     key = _manifest_key(run, index)
     if key is not None and key in seen:
         return seen[key]
-    result = _restore_and_evaluate(run, task, index, sandbox)
+    result = _restore_and_evaluate(run, task, index, sandbox, into)
     if key is not None and result.failure != "infrastructure":
         seen[key] = result
     return result
@@ -158,12 +185,14 @@ def score_steps(run: RunDir, task: TaskSpec, steps: list[int] | None = None,
     wanted = steps if steps is not None else pick_steps(last, points)
     seen: dict[str, EvalResult] = {}
     scores = []
-    for i, index in enumerate(wanted):
-        result = (_evaluate_step(run, task, index, sandbox, seen) if 0 <= index <= last
-                  else _no_step(index, last))
-        scores.append(make_score(task, result, index, sandbox))
-        if progress:
-            progress(i + 1, len(wanted), scores[-1])
+    with temporary_folder("labcoat-restore-") as tmp:
+        into = _Restored(run, tmp)
+        for i, index in enumerate(wanted):
+            result = (_evaluate_step(run, task, index, sandbox, seen, into) if 0 <= index <= last
+                      else _no_step(index, last))
+            scores.append(make_score(task, result, index, sandbox))
+            if progress:
+                progress(i + 1, len(wanted), scores[-1])
     _record(run, scores, final=last in wanted)
     return scores
 

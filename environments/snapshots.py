@@ -9,10 +9,14 @@ and the next step finds it unchanged without reading a file: a file whose size, 
 and inode (git's index check) all match the previous step's entry is taken as it was. ctime is
 set by the kernel on every write, chmod or rename and cannot be set back from the sandbox, and
 the sandbox runs nothing between commands, when snapshots are taken, so the check cannot be
-raced. Each folder's entry also carries a hash of its content alone (names, file hashes,
-modes: no ``lstat`` key), the count of files beneath it and their bytes not in the task's
-folder, so comparing two steps, scoring's "same workspace" key and the disk cap need no walk
-of what did not change.
+raced; a ctime of the clock tick the snapshot began in is not kept (a write right after it
+could be stamped the same: git's "racy" entries), so that file is read again next step. That
+check is one ``lstat`` per file, the cost left per unchanged file (no journal of what the
+sandbox wrote exists to skip it). Each folder's entry also carries a hash of its content
+alone (names, file hashes, modes: no ``lstat`` key), the count of files beneath it and their
+bytes not in the task's folder, so comparing two steps, scoring's "same workspace" key, the
+disk cap and restoring one step over another (scoring's curve) need no walk of what did not
+change.
 
 Files still identical to the task's pristine ``env/`` are not copied at all: the tree marks
 them ``base`` and a restore copies them from the task folder (checking the hash), which keeps
@@ -54,6 +58,7 @@ from environments.safefs import (
     is_utf8,
     kind_of,
 )
+from sandbox.clock import kernel_clock_ns, settled
 
 MAX_NOTED = 10  # skipped paths named in a snapshot's note; the rest are counted
 TREE_CACHE = 256  # parsed folder objects kept for lookups by path (reads, base checks)
@@ -241,6 +246,7 @@ class _Changed:
 @dataclass
 class _Scan:
     fs: WorkspaceFS
+    since: int = 0  # the kernel's clock before any stat (see _leaf)
     added: int = 0  # bytes not known to be the task's own (the disk cap's count)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     more_skipped: int = 0
@@ -408,7 +414,7 @@ class SnapshotStore:
         and stores the changed files and writes the changed folders' objects.
         """
         previous = self._previous(initial)
-        scan = _Scan(WorkspaceFS(workspace))
+        scan = _Scan(WorkspaceFS(workspace), since=kernel_clock_ns())
         prev_root = previous.root if previous is not None else None  # an old run's: no tree
         node = self._scan(scan, "", prev_root, 0)
         notes = skip_note(scan.skipped, scan.more_skipped)
@@ -483,7 +489,7 @@ class SnapshotStore:
                 files[name] = item
                 continue
             try:
-                files[name] = self._leaf(scan.fs, _join(rel, name), item, initial)
+                files[name] = self._leaf(scan, _join(rel, name), item, initial)
             except WorkspaceError as err:  # changed into a link or folder since the walk
                 notes.append(f"Not in this step's snapshot: {err}.")
         dirs = {name: self._build(scan, _join(rel, name), sub, initial, notes)
@@ -498,13 +504,18 @@ class SnapshotStore:
                    sum(leaf[1] for leaf in files.values() if not leaf[3])
                    + sum(s.nonbase for s in dirs.values()))
 
-    def _leaf(self, fs: WorkspaceFS, rel: str, st: os.stat_result, initial: bool) -> Leaf:
+    def _leaf(self, scan: _Scan, rel: str, st: os.stat_result, initial: bool) -> Leaf:
+        """A changed file, hashed (and stored unless known). Its ctime is kept for the next
+        step's check only when older than the clock at the walk's start: a ctime of the
+        current tick could be stamped again by a write right after this snapshot (git's racy
+        entries), so such a file is recorded with ctime 0 and read again next step."""
+        fs = scan.fs
         sha = _digest(fs.chunks(rel))
         is_base = self._base_sha(rel) == sha or (initial and self._same_as_base(rel, st.st_size, sha))
         if not is_base and not self._object(sha).exists():
             sha = self._store(fs, rel)  # hashed again as copied: what is stored is what is named
-        return Leaf(sha, st.st_size, st.st_mode & 0o777, is_base, st.st_mtime_ns,
-                    st.st_ctime_ns, st.st_ino)
+        ctime = st.st_ctime_ns if settled(st.st_ctime_ns, scan.since) else 0
+        return Leaf(sha, st.st_size, st.st_mode & 0o777, is_base, st.st_mtime_ns, ctime, st.st_ino)
 
     def _save(self, manifest: Manifest) -> Manifest:
         _fsync_write(self.manifests / f"{manifest.label}.json",
@@ -577,25 +588,37 @@ class SnapshotStore:
 
     # --- restoring ------------------------------------------------------------------------------
 
-    def restore(self, label: str, dest: Path) -> Manifest:
+    def restore(self, label: str, dest: Path, *, over: str | None = None) -> Manifest:
         """Make ``dest`` hold exactly snapshot ``label``: other files and folders, links,
         special files, unreadable names and too-deep folders are removed; nothing is followed
         out. A file whose ``lstat`` key is the snapshot's own is left unread (only what
-        differs from ``dest`` is read or written)."""
+        differs from ``dest`` is read or written).
+
+        ``over``: the snapshot ``dest`` holds exactly as a restore of this store left it, with
+        nothing written there since (scoring's own scratch folder, restored step after step).
+        Then a folder whose content hash is the same in both is not even listed: a restore
+        costs the folders that differ, not the files ``dest`` holds. (Never for a workspace
+        a sandbox or a person can have written since.)"""
         manifest = self.load(label)
+        had = self.load(over).root if over is not None else None
         dest.mkdir(parents=True, exist_ok=True)
         fs = WorkspaceFS(dest)
         try:
             if manifest.flat is not None:
                 self._restore_flat(fs, manifest.flat)
             else:
-                self._restore_dir(fs, "", manifest.root)
+                self._restore_dir(fs, "", manifest.root, had)
         except (WorkspaceError, OSError) as err:
             raise SnapshotError(f"cannot restore snapshot {label}: {err}") from err
         self._last = None
         return manifest
 
-    def _restore_dir(self, fs: WorkspaceFS, rel: str, sub: Sub | None) -> None:
+    def _restore_dir(self, fs: WorkspaceFS, rel: str, sub: Sub | None, had: Sub | None = None) -> None:
+        """Folder ``rel`` as ``sub`` has it; ``had``: what ``dest`` is known to hold there
+        (:meth:`restore`'s ``over``), so an equal folder is skipped whole."""
+        if had is not None and sub is not None and had.content == sub.content:
+            return
+        had_files, had_dirs = self._children(had)
         files, dirs = self._children(sub)
         with fs.folder(rel or ".", create=True):
             pass
@@ -607,12 +630,17 @@ class SnapshotStore:
             elif not (e.kind == "dir" and e.name in dirs):  # also: names that are not UTF-8
                 fs.remove_tree(child)
         for name, leaf in files.items():
+            kept = had_files.get(name)
+            if name in present and kept is not None and (kept.sha, kept.mode) == (leaf.sha, leaf.mode):
+                continue  # dest holds ``had``: this file is already the snapshot's
             self._restore_file(fs, _join(rel, name), leaf, present.get(name))
         for name, child_sub in dirs.items():
-            self._restore_dir(fs, _join(rel, name), child_sub)
+            self._restore_dir(fs, _join(rel, name), child_sub, had_dirs.get(name))
 
     def _restore_file(self, fs: WorkspaceFS, rel: str, entry: Leaf | FileEntry,
                       st: os.stat_result | None) -> None:
+        if st is not None and st.st_mode & 0o777 != entry.mode:
+            st = None  # rewritten with the snapshot's mode
         if st is not None and isinstance(entry, Leaf) and entry.same_stat(st):
             return
         if st is not None and st.st_size == entry.size and _digest(fs.chunks(rel)) == entry.sha:

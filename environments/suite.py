@@ -1,7 +1,8 @@
-"""The shipped task suite, and resolving ``TASK`` (a suite name or a folder path)."""
+"""The shipped task suite, and resolving ``TASK`` (a suite name, ``suite:NAME`` or a folder path)."""
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 from environments.task import TaskError, TaskSpec, load_task
@@ -32,14 +33,40 @@ def scan_tasks(dirs: list[Path] | None = None) -> tuple[list[TaskSpec], list[Tas
     return tasks, errors
 
 
-def resolve_task(name_or_path: str | Path) -> TaskSpec:
-    """A suite task by name, else a task folder by path; a clear error for neither."""
+#: ``suite:NAME`` names labcoat's own task even where a folder of that name is at hand
+SUITE_PREFIX = "suite:"
+
+
+def _close(text: str, names: list[str]) -> str:
+    """`` did you mean digits?`` for a near miss (``digit``), else nothing."""
+    close = difflib.get_close_matches(text, names, n=3)
+    return f"; did you mean {' or '.join(close)}?" if close else ""
+
+
+def locate_task(name_or_path: str | Path) -> Path:
+    """The folder ``TASK`` names, without loading it: ``suite:NAME`` is the suite's task, a
+    suite name is the suite's task unless a folder of that name is also at hand (then it is
+    ambiguous: inside MLAgentBench's ``benchmarks/``, ``vectorization`` would otherwise
+    silently be labcoat's own task, not the folder beside the person), anything else a folder
+    path. A :class:`TaskError` says which, with the suite name meant for a near miss."""
     text = str(name_or_path)
-    for p in suite_task_dirs():
-        if p.name == text:
-            return load_task(p)
+    suite = {p.name: p for p in suite_task_dirs()}
+    if text.startswith(SUITE_PREFIX):
+        name = text[len(SUITE_PREFIX):]
+        if name in suite:
+            return suite[name]
+        raise TaskError(f"{name!r} is not a suite task{_close(name, list(suite))}")
     path = Path(text).expanduser()
+    if text in suite:
+        if path.is_dir() and path.resolve() != suite[text].resolve():
+            raise TaskError(f"{text!r} is both labcoat's suite task and the folder ./{text}: say "
+                            f"`{SUITE_PREFIX}{text}` or `./{text}`")
+        return suite[text]
     if path.is_dir():
-        return load_task(path)
-    known = ", ".join(p.name for p in suite_task_dirs()) or "none"
-    raise TaskError(f"{text!r} is neither a suite task ({known}) nor a task folder")
+        return path
+    raise TaskError(f"{text!r} is neither a suite task nor a task folder{_close(text, list(suite))}")
+
+
+def resolve_task(name_or_path: str | Path) -> TaskSpec:
+    """The task ``TASK`` names (:func:`locate_task`), loaded; a clear error for neither or both."""
+    return load_task(locate_task(name_or_path))

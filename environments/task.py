@@ -4,7 +4,10 @@ A task folder follows MLAgentBench's ``benchmarks/<task>/`` layout (``env/``,
 ``scripts/research_problem.txt``, ``scripts/read_only_files.txt``, optional
 ``scripts/prepare.py``, ``scripts/eval.py`` with ``get_score(submission_folder) -> float``) plus
 labcoat's optional ``task.toml`` and ``reference/``. Loading validates everything up front so a
-broken folder fails once, naming the file, instead of half-way through a run.
+broken folder fails once, naming the file, instead of half-way through a run. A folder without
+``task.toml`` that is one of MLAgentBench's own tasks (recognised by content,
+:mod:`environments.mlagentbench`) gets that task's declaration instead, and may lack
+``eval.py`` where MLAgentBench's does (it is then never scored).
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from pydantic import (
 )
 
 from environments.limits import LimitError, read_capped
+from environments.mlagentbench import Recognition, recognise_folder
+from sandbox.pyenv import requirement_line, requirement_lines
 
 DEFAULT_THRESHOLD = 0.10
 MAX_TOML_BYTES = 1 << 20  # task.toml, research_problem.txt, read_only_files.txt: read capped
@@ -124,6 +129,33 @@ class PrepareToml(BaseModel):
         return names
 
 
+class PythonToml(BaseModel):
+    """``[python]``: packages the task's code needs at versions other than labcoat's own
+    (MLAgentBench's tasks were written for numpy 1, scikit-learn's ``squared=False``).
+
+    ``requirements`` and the lines of ``requirements_file`` (a file of the task folder) are
+    plain PEP 508 specifiers (:func:`sandbox.pyenv.requirement_line`): a pip option, a URL or a
+    path would let the folder point pip anywhere. The sandbox builds the environment once per
+    requirements and caches it (``sandbox/pyenv.py``); commands, eval.py and prepare.py use it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    requirements: list[str] = Field(default_factory=list)
+    requirements_file: str | None = Field(None, description="e.g. scripts/requirements.txt")
+
+    @field_validator("requirements")
+    @classmethod
+    def _specifiers(cls, lines: list[str]) -> list[str]:
+        return [requirement_line(line) for line in lines]
+
+    @field_validator("requirements_file")
+    @classmethod
+    def _inside(cls, rel: str | None) -> str | None:
+        if rel is not None and (rel.startswith("/") or ".." in Path(rel).parts):
+            raise ValueError(f"{rel!r} must be a path inside the task folder")
+        return rel
+
+
 # keys that task.toml no longer takes, and what replaced them
 _GONE = {
     "validation_budget": 'is declared as [feedback] kind = "validation", budget = N',
@@ -159,6 +191,7 @@ class TaskToml(BaseModel):
     hparams: list[HParam] = Field(default_factory=list)
     limits: TaskLimits = Field(default_factory=TaskLimits)
     prepare: PrepareToml = Field(default_factory=PrepareToml)
+    python: PythonToml = Field(default_factory=PythonToml)
 
     @model_validator(mode="before")
     @classmethod
@@ -187,6 +220,10 @@ class TaskSpec(TaskToml):
     root: Path
     research_problem: str
     read_only_globs: list[str]
+    python_requirements: list[str] = Field(default_factory=list, description="[python]'s "
+                                           "requirements and its requirements_file's, validated")
+    # which of MLAgentBench's tasks a folder without task.toml is (environments/mlagentbench.py)
+    mlagentbench: Recognition | None = None
 
     @property
     def env_dir(self) -> Path:
@@ -211,6 +248,12 @@ class TaskSpec(TaskToml):
     @property
     def higher_is_better(self) -> bool:
         return self.direction == "higher"
+
+    @property
+    def has_eval(self) -> bool:
+        """False only for an MLAgentBench task that has no ``eval.py`` (it loads, runs, and is
+        not scored: :data:`environments.mlagentbench.NO_EVAL`)."""
+        return self.eval_path.is_file()
 
     def is_read_only(self, rel_path: str) -> bool:
         """Whether a workspace-relative POSIX path matches a read-only glob."""
@@ -251,12 +294,14 @@ def load_task(root: str | Path, name: str | None = None) -> TaskSpec:
         raise TaskError(f"{root}: not a task folder (no such directory)")
     toml_path = root / "task.toml"
     data: dict = {}
+    recognised = None
     if not toml_path.exists() and (root / "env" / "train.py").is_file():
         data["solve"] = ["train.py"]  # MLAgentBench's convention: train.py makes the submission
-    if not toml_path.exists():
-        from environments.mlagentbench import defaults_for
-
-        data.update(defaults_for(name or root.name))  # MLAgentBench's metric and direction
+    if not toml_path.exists():  # MLAgentBench's metric, direction, [prepare], [python]
+        recognised = recognise_folder(root, name, read_text=_read_text)
+        data.update(recognised.toml_defaults() if recognised else {})
+    if not toml_path.exists() and (root / "scripts" / "requirements.txt").is_file():
+        data["python"] = {"requirements_file": "scripts/requirements.txt"}  # CLRS has one: it wins
     if toml_path.exists():
         text = _read_text(toml_path)
         try:
@@ -273,7 +318,8 @@ def load_task(root: str | Path, name: str | None = None) -> TaskSpec:
         )
         raise TaskError(f"{toml_path}: {problems}") from err
     scripts = root / "scripts"
-    for required in (root / "env", scripts / "eval.py"):
+    no_eval_known = recognised is not None and recognised.by == "content" and not recognised.entry.has_eval
+    for required in (root / "env", *(() if no_eval_known else (scripts / "eval.py",))):
         if not required.exists():
             raise TaskError(f"{required}: missing (every task needs env/ and scripts/eval.py)")
     problem_path = scripts / "research_problem.txt"
@@ -285,12 +331,29 @@ def load_task(root: str | Path, name: str | None = None) -> TaskSpec:
         root=root,
         research_problem=_read_text(problem_path).strip(),
         read_only_globs=_read_globs(scripts / "read_only_files.txt"),
+        python_requirements=_python_requirements(root, toml.python, toml_path),
+        mlagentbench=recognised,
     )
     _check_contract(spec, toml_path)
     for script in spec.solve:
         if not (spec.env_dir / script).exists():
             raise TaskError(f"{toml_path}: solve script {script!r} is not in env/")
     return spec
+
+
+def _python_requirements(root: Path, python: PythonToml, toml_path: Path) -> list[str]:
+    """``[python]``'s requirements, then its ``requirements_file``'s (read capped; a link that
+    leaves the folder is refused: its lines would be quoted in errors)."""
+    if python.requirements_file is None:
+        return list(python.requirements)
+    path = root / python.requirements_file
+    if not path.is_file() or not path.resolve().is_relative_to(root):
+        raise TaskError(f"{toml_path}: [python] requirements_file {python.requirements_file!r} "
+                        "is not a file inside the task folder")
+    try:
+        return [*python.requirements, *requirement_lines(_read_text(path), str(path))]
+    except ValueError as err:
+        raise TaskError(str(err)) from err
 
 
 def _check_contract(spec: TaskSpec, toml_path: Path) -> None:
@@ -300,7 +363,7 @@ def _check_contract(spec: TaskSpec, toml_path: Path) -> None:
     if spec.oracle is not None and spec.timed:
         raise TaskError(f"{toml_path}: [oracle] and timed = true do not mix (a relayed call's "
                         "time is not the submission's)")
-    source = spec.eval_path.read_text(errors="replace")
+    source = spec.eval_path.read_text(errors="replace") if spec.has_eval else ""
     if spec.oracle is not None and "def make_oracle" not in source:
         raise TaskError(f"{spec.eval_path}: [oracle] needs make_oracle(challenge) in eval.py")
     if spec.feedback.kind == "validation" and "validation_score" not in source:

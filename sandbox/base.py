@@ -8,6 +8,8 @@ where :meth:`Sandbox.path_for` maps a target back to the host path).
 
 from __future__ import annotations
 
+import posixpath
+
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -31,6 +33,43 @@ class SandboxError(RuntimeError):
     """The sandbox itself failed (not the command inside it): a broken engine, a bad mount."""
 
 
+class SandboxLost(SandboxError):
+    """The sandbox died under a command, and not by anything the command did: its Docker engine
+    gone, its container removed or killed from outside, its bubblewrap namespace killed.
+
+    Raised by :meth:`Sandbox.exec` instead of a result, so the step is no observation of the
+    actor's: the run ends as an infrastructure failure after its last good step and can be
+    continued (``agent.runner.drive``). A backend raises it only once the engine or the
+    namespace itself says so (a container that no longer exists or exited on a signal from
+    outside, an engine that does not answer, a supervisor killed rather than exiting), never
+    on an exit code alone: 137 from a command's own ``kill -9 $$``, its time or memory limit
+    stay the command's result."""
+
+    def __init__(self, backend: str, detail: str) -> None:
+        super().__init__(f"sandbox lost: {detail}")
+        self.backend, self.detail = backend, detail
+
+
+class PythonEnv(BaseModel):
+    """The Python a sandbox's commands run with, when not the backend's own: another
+    interpreter, packages a task pins over it, the accelerator its code sees. A backend makes
+    it real when it opens (:mod:`sandbox.pyenv`: an environment built once per requirements
+    hash, in a sandbox of its own, and cached); the default changes nothing."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    python: str | None = Field(None, description="the interpreter: local, a host path mounted "
+                               "read-only; docker, a path inside the image")
+    requirements: tuple[str, ...] = Field((), description="PEP 508 requirements installed over "
+                                          "the interpreter (sandbox.pyenv.requirement_line)")
+    find_links: tuple[Path, ...] = Field((), description="folders of wheels pip installs from")
+    offline: bool = Field(False, description="the wheel folders only, never the package index")
+    cache: Path | None = Field(None, description="where built environments are kept "
+                               "($LABCOAT_HOME/pyenvs); needed with requirements")
+    device: str | None = Field(None, pattern=r"^(cpu|cuda(:[0-9]+)?)$",
+                               description="cpu, cuda or cuda:N; None: the backend's default (no GPU)")
+
+
 class SandboxLimits(BaseModel):
     """Resource caps applied to every command a sandbox runs."""
 
@@ -52,6 +91,8 @@ class SandboxLimits(BaseModel):
     pass_env: tuple[str, ...] = Field((), description="names passed to commands although they "
                                       "look like credentials: only ever the ones a task declares "
                                       "for its prepare.py ([prepare] env); actors' sandboxes none")
+    python_env: PythonEnv = Field(default_factory=PythonEnv, description="the interpreter, "
+                                  "packages and device of the commands (sandbox/pyenv.py)")
 
 
 class Mount(BaseModel):
@@ -98,16 +139,21 @@ class Isolation(BaseModel):
 
 
 def clean_env(extra: Mapping[str, str] | None, cpus: float, pythonpath: str,
-              allow: Collection[str] = ()) -> dict[str, str]:
+              allow: Collection[str] = (), python: str | None = None) -> dict[str, str]:
     """The whole environment a sandboxed command sees: nothing inherited from the host.
 
     Names that look like credentials are dropped even when a caller passes them explicitly,
     so an API key can never reach an actor's code by accident; ``allow`` (a sandbox's
     ``limits.pass_env``, set only for a task's prepare.py) lets the names a task declared through.
+    ``python`` (the sandbox's interpreter, as seen inside) puts its folder first on ``PATH``:
+    a task's scripts that run ``python`` or a tool its requirements install (MLAgentBench's
+    prepare.py runs ``kaggle``) get the task's environment, not the image's bare one.
     """
     threads = str(max(1, int(cpus)))
+    path = "/usr/local/bin:/usr/bin:/bin"
+    folder = posixpath.dirname(python) if python else ""
     env = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "PATH": f"{folder}:{path}" if folder and folder not in path.split(":") else path,
         "HOME": "/tmp",
         "LANG": "C.UTF-8",
         "PYTHONPATH": pythonpath,

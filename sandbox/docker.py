@@ -49,7 +49,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from sandbox import quota
+from sandbox import pyenv, quota
 from sandbox.base import (
     FILE_LIMIT_ENV,
     WORKDIR,
@@ -59,6 +59,7 @@ from sandbox.base import (
     Sandbox,
     SandboxError,
     SandboxLimits,
+    SandboxLost,
     clean_env,
     code_pythonpath,
 )
@@ -88,6 +89,7 @@ NETWORK_MODE = "host"
 host's, like the local backend's, and the one network every engine has (CI's dockerd runs with
 ``--bridge=none``, so there is no default bridge to join)."""
 CONNECT_SECONDS = 30.0  # for the supervisor to start and connect (a cold page cache is slow)
+DIE_WAIT = 5.0  # for the engine's ``die`` event of a container whose supervisor went silent
 # getpass.getuser() and friends look here first; the uid may have no passwd entry.
 _IDENTITY = {"USER": "sandbox", "LOGNAME": "sandbox"}
 
@@ -210,24 +212,42 @@ def _finalize(client, cid: str, held: list) -> None:
 
 
 class _OomWatch:
-    """Follows the engine's ``oom`` events for one container on a daemon thread."""
+    """Follows the engine's ``oom`` and ``die`` events for one container on a daemon thread:
+    OOM kills, and how the container ended (its init's exit code), which tells a supervisor
+    that ended the container itself (0) from one killed from outside (a signal's code)."""
 
     def __init__(self, client, cid: str) -> None:
         self.times: list[float] = []
+        self.exits: list[int] = []
+        self.ended = False  # the event stream closed: nothing more will come
         self.cond = threading.Condition()
         self._stream = client.api.events(
-            filters={"container": cid, "event": "oom", "type": "container"}, decode=True)
+            filters={"container": cid, "event": ["oom", "die"], "type": "container"}, decode=True)
         self._thread = threading.Thread(target=self._follow, daemon=True)
         self._thread.start()
 
     def _follow(self) -> None:
         try:
-            for _ in self._stream:
+            for event in self._stream:
                 with self.cond:
-                    self.times.append(time.monotonic())
+                    if (event.get("Action") or event.get("status")) == "die":
+                        code = (event.get("Actor") or {}).get("Attributes", {}).get("exitCode")
+                        self.exits.append(int(code) if str(code).isdigit() else -1)
+                    else:
+                        self.times.append(time.monotonic())
                     self.cond.notify_all()
         except Exception:  # closed by close(), or the engine went away
             pass
+        finally:
+            with self.cond:
+                self.ended = True
+                self.cond.notify_all()
+
+    def exit_code(self, timeout: float) -> int | None:
+        """The container's exit code once the engine said it died (None: not said in time)."""
+        with self.cond:
+            self.cond.wait_for(lambda: self.exits or self.ended, timeout)
+            return self.exits[0] if self.exits else None
 
     def count(self) -> int:
         with self.cond:
@@ -277,6 +297,7 @@ class DockerSandbox(Sandbox):
             raise SandboxError(str(err)) from err
         except Exception as err:
             raise SandboxError(f"docker engine error: {err}") from err
+        self._python = self._realise_python()
         self.uid, self.gid, self._ids = _sandbox_user(self.rootless)
         try:
             remove_stale(self._client)
@@ -295,6 +316,42 @@ class DockerSandbox(Sandbox):
             raise SandboxError(
                 "the Docker engine does not see the workspace's quota mount (it runs in another "
                 "mount namespace), so what a command wrote would be lost at close")
+        if self.limits.python_env.python and not self.limits.python_env.requirements:
+            self._check_python()
+
+    def _realise_python(self) -> str:
+        """The commands' interpreter: the image's, a path inside it (``--python``), or the
+        venv of a derived image built for the task's requirements (:mod:`sandbox.pyenv`)."""
+        wanted = self.limits.python_env
+        pyenv.check_device(wanted.device)
+        if wanted.python and not wanted.python.startswith("/"):
+            raise SandboxError(f"--python {wanted.python}: with docker, give the absolute "
+                               f"path of an interpreter inside the image {self.image}")
+        base = wanted.python or SANDBOX_PYTHON
+        if not wanted.requirements:
+            return base
+        import docker
+
+        try:
+            image_id = self._client.images.get(self.image).id
+        except docker.errors.ImageNotFound as err:
+            raise SandboxError(f"sandbox image {self.image} is missing: run `labcoat sandbox "
+                               "build --offline` (or `labcoat sandbox build`)") from err
+        built = pyenv.ensure(
+            wanted, backend="docker", python=base, identity=f"{image_id}:{base}",
+            open_builder=lambda ws, lim, mounts: DockerSandbox(ws, lim, mounts, image=self.image),
+            finish=lambda folder, key: pyenv.derived_image(self._client, self.image, folder, key),
+            still_there=lambda have: pyenv.image_present(self._client, have.image))
+        self.image = built.image
+        return f"{pyenv.ENV_TARGET}/bin/python"
+
+    def _check_python(self) -> None:
+        """``--python`` names an interpreter inside the image, or the sandbox refuses."""
+        probe = self.exec([self._python, "-c", "pass"], timeout=60)
+        if not probe.ok:
+            self.close()
+            raise SandboxError(f"--python {self._python}: not an interpreter inside the image "
+                               f"{self.image} (with docker the path is the image's, not the host's)")
 
     def _sees_quota(self) -> bool:
         """Whether the container's ``/workspace`` is the quota image mounted over the workspace
@@ -311,7 +368,7 @@ class DockerSandbox(Sandbox):
 
     @property
     def python(self) -> str:
-        return SANDBOX_PYTHON
+        return self._python
 
     @property
     def container_id(self) -> str | None:
@@ -395,6 +452,7 @@ class DockerSandbox(Sandbox):
                     ulimits=[Ulimit(name="core", soft=0, hard=0)],
                     log_config=LogConfig(type="none"),
                     ipc_mode="private",
+                    device_requests=_gpus(lim.python_env.device),
                 ),
             )["Id"]
         except docker.errors.ImageNotFound as err:
@@ -422,7 +480,11 @@ class DockerSandbox(Sandbox):
         if oom:
             oom.close()
         log.warning("sandbox container %s replaced: its supervisor is gone", (old or "")[:12])
-        self._start()
+        try:
+            self._start()
+        except SandboxError as err:  # the engine (or the image) is gone under the run
+            raise SandboxLost(self.backend, f"its container died and could not be replaced: "
+                              f"{err}") from err
 
     def close(self) -> None:
         """Remove the container; a command still running in it (another thread) is killed."""
@@ -479,8 +541,10 @@ class DockerSandbox(Sandbox):
         if not argv:
             raise ValueError("exec needs a command")
         timeout = timeout or self.limits.timeout
-        full_env = clean_env({**_IDENTITY, **(env or {})}, self.limits.cpus, self._code_path(),
-                             self.limits.pass_env)
+        full_env = clean_env(pyenv.with_device({**_IDENTITY, **(env or {})},
+                                               self.limits.python_env.device, docker=True),
+                             self.limits.cpus, self._code_path(), self.limits.pass_env,
+                             python=self.python)
         streams = Streams(self.limits.output_bytes, stdin, tee)
         start = time.perf_counter()
         try:
@@ -516,6 +580,7 @@ class DockerSandbox(Sandbox):
             oom_before = self._oom.count() if self._oom else 0
             self._link.submit(argv, env, cwd, streams.child_fds)
         streams.started()
+        cid = self._cid
         status, timed_out = self._link.result(timeout)
         if status is None and not self._closed:  # killed, OOM, or deaf to the kill
             self._link.close()
@@ -528,7 +593,40 @@ class DockerSandbox(Sandbox):
             wait = 0.5 if killed else 0.05 if status else 0.0
             oom = self._oom.count() > oom_before or (
                 wait > 0 and self._oom.wait_beyond(oom_before, wait))
+        if status is None and not (self._closed or timed_out or oom):
+            lost = self._lost(cid)
+            if lost is not None:
+                raise SandboxLost(self.backend, lost)
         return status, timed_out, oom
+
+    def _lost(self, cid: str) -> str | None:
+        """Why the container ended under a command, when nothing in it could have ended it;
+        None when its supervisor ended it itself (exit 0: what a command left would not die).
+
+        A command cannot signal the supervisor (PID 1: the kernel drops what it has no
+        handler for) nor reach the engine, and an OOM kill was ruled out before this is
+        asked; so the engine's word decides, not the command's exit code: a container that
+        died of a signal, no longer exists, or an engine that does not answer."""
+        import docker
+
+        code = self._oom.exit_code(DIE_WAIT) if self._oom else None
+        if code == 0:
+            return None
+        if code is not None:
+            return (f"the sandbox container {cid[:12]} was killed from outside while a command "
+                    f"ran (exit code {code})")
+        try:
+            state = self._client.api.inspect_container(cid)["State"]
+        except docker.errors.NotFound:
+            return f"the sandbox container {cid[:12]} was removed while a command ran"
+        except Exception as err:  # the engine went away
+            return f"the Docker engine does not answer: {err}"
+        if state.get("Running"):
+            return f"the supervisor of the sandbox container {cid[:12]} stopped answering"
+        if state.get("OOMKilled") or state.get("ExitCode") == 0:
+            return None
+        return (f"the sandbox container {cid[:12]} was stopped from outside while a command ran "
+                f"(exit code {state.get('ExitCode')})")
 
     # ------------------------------------------------------------- reporting
 
@@ -567,6 +665,17 @@ class DockerSandbox(Sandbox):
         disk = quota.describe(self._quotas)
         return self.with_network(
             report.model_copy(update={"disk_quota": disk, "warnings": _quota_warnings(disk)}))
+
+
+def _gpus(device: str | None) -> list | None:
+    """``--gpus all`` for ``cuda``, ``--gpus device=N`` for ``cuda:N``; none otherwise."""
+    if device is None or device == "cpu":
+        return None
+    from docker.types import DeviceRequest
+
+    index = device.partition(":")[2]
+    return [DeviceRequest(device_ids=[index], capabilities=[["gpu"]]) if index
+            else DeviceRequest(count=-1, capabilities=[["gpu"]])]
 
 
 def _quota_warnings(disk: str) -> list[str]:

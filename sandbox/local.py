@@ -39,20 +39,22 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 
-from sandbox import quota
+from sandbox import pyenv, quota
 from sandbox.base import (
     FILE_LIMIT_ENV,
     WORKDIR,
     ExecResult,
     Isolation,
+    Mount,
     Sandbox,
     SandboxError,
+    SandboxLost,
     clean_env,
     code_pythonpath,
 )
 from sandbox.capture import Streams, Tee
 from sandbox.cgroups import Cgroup, cgroups_usable
-from sandbox.namespace import Namespace, NamespaceGone
+from sandbox.namespace import KILL_GRACE, Namespace, NamespaceGone
 from sandbox.ownership import HostIds, hand_back, hand_over, lease_host_ids
 
 log = logging.getLogger(__name__)
@@ -147,6 +149,8 @@ class LocalSandbox(Sandbox):
                       use_bwrap if isinstance(use_bwrap, str) else bwrap_path())
         if use_bwrap is not False and not self.bwrap:
             raise SandboxError(NO_ISOLATION)
+        self._interpreter_roots = [*_python_roots()]
+        self._python = self._realise_python()
         self.cgroups = _cgroups()
         self._lock = threading.Lock()  # one command at a time through the namespace
         self._ns: Namespace | None = None
@@ -168,7 +172,28 @@ class LocalSandbox(Sandbox):
 
     @property
     def python(self) -> str:
-        return sys.executable
+        """labcoat's own interpreter, or the one ``limits.python_env`` names (``--python``),
+        or the venv built over it for a task's requirements (:mod:`sandbox.pyenv`)."""
+        return self._python
+
+    def _realise_python(self) -> str:
+        """The commands' interpreter; mounts what it needs (its folders read-only, a built
+        environment at ``pyenv.ENV_TARGET``), building that environment the first time."""
+        wanted = self.limits.python_env
+        pyenv.check_device(wanted.device)
+        base = wanted.python or sys.executable
+        if wanted.python:
+            self._interpreter_roots += pyenv.host_python_roots(wanted.python)
+        if not wanted.requirements:
+            return base
+        built = pyenv.ensure(wanted, backend="local", python=base,
+                             identity=pyenv.identity_of(base), open_builder=self._builder)
+        self.mounts.append(Mount(source=wanted.cache / built.key / "venv", target=pyenv.ENV_TARGET))
+        return self.path_for(f"{pyenv.ENV_TARGET}/bin/python")
+
+    def _builder(self, workspace: Path, limits, mounts) -> LocalSandbox:
+        """A sandbox like this one (bubblewrap or not) to build a Python environment in."""
+        return LocalSandbox(workspace, limits, mounts, use_bwrap=self.bwrap or False)
 
     def path_for(self, target: str) -> str:
         if self.bwrap:
@@ -199,8 +224,11 @@ class LocalSandbox(Sandbox):
             args += ["--ro-bind-try", etc, etc]
         args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
                  "--perms", "1777", "--tmpfs", "/tmp"]
+        if (self.limits.python_env.device or "cpu") != "cpu":  # CUDA_VISIBLE_DEVICES picks one
+            for node in pyenv.gpu_nodes():
+                args += ["--dev-bind", node, node]
         made: set[str] = {"/", "/etc", "/usr"}
-        binds = [("--ro-bind", root, root) for root in _python_roots()]
+        binds = [("--ro-bind", root, root) for root in dict.fromkeys(self._interpreter_roots)]
         binds.append(("--bind", str(self.workspace), WORKDIR))
         binds += [("--ro-bind" if m.read_only else "--bind", str(m.source), m.target)
                   for m in self.mounts]
@@ -223,7 +251,9 @@ class LocalSandbox(Sandbox):
     ) -> ExecResult:
         timeout = timeout or self.limits.timeout
         cwd = cwd or self.workdir
-        inner_env = clean_env(env, self.limits.cpus, self._code_path(), self.limits.pass_env)
+        inner_env = clean_env(pyenv.with_device(env, self.limits.python_env.device),
+                              self.limits.cpus, self._code_path(), self.limits.pass_env,
+                              python=self.python)
         streams = Streams(self.limits.output_bytes, stdin, tee)
         start = time.perf_counter()
         try:
@@ -264,15 +294,23 @@ class LocalSandbox(Sandbox):
             except NamespaceGone as gone:  # died while idle (killed from inside): start afresh
                 log.warning("%s; starting a new one", gone)
                 ns.close()
-                ns = self._namespace()
-                before = ns.oom_kills()
-                ns.submit(argv, env, cwd, streams.child_fds)
+                try:
+                    ns = self._namespace()
+                    before = ns.oom_kills()
+                    ns.submit(argv, env, cwd, streams.child_fds)
+                except (OSError, SandboxError) as err:
+                    raise SandboxLost(self.backend, "the sandbox's namespace died and could not "
+                                      f"be started again: {err}") from err
             streams.started()
             status, timed_out = ns.result(timeout)
             oom = ns.oom_kills() > before
+            lost = None
             if status is None:  # the supervisor died mid-command (killed, or OOM)
+                lost = None if timed_out or oom else _killed_from_outside(ns)
                 ns.close()
             streams.wait()
+        if lost is not None:
+            raise SandboxLost(self.backend, lost)
         code = 128 + signal.SIGKILL if status is None else os.waitstatus_to_exitcode(status)
         return (code if code >= 0 else 128 - code), timed_out, oom
 
@@ -295,7 +333,7 @@ class LocalSandbox(Sandbox):
                                           FILE_LIMIT_ENV: str(self.limits.file_mb << 20)})]
         drop_to = (self._host_ids().uid, self._host_ids().gid) if as_root() else None
         try:
-            self._ns = Namespace(launch, self.python, env=wrapper_env, cwd=self.workspace,
+            self._ns = Namespace(launch, sys.executable, env=wrapper_env, cwd=self.workspace,
                                  cgroup=cgroup, drop_to=drop_to)
         except BaseException:
             if cgroup is not None:
@@ -376,6 +414,25 @@ class UnisolatedSandbox(LocalSandbox):
     @classmethod
     def isolation(cls) -> Isolation:
         return _report(False, _cgroups(), cls.backend, quota.status())
+
+
+def _killed_from_outside(ns: Namespace) -> str | None:
+    """Why the namespace ended under a command, when nothing in it could have ended it; None
+    when the supervisor ended it itself (it exits 0 when what a command left would not die).
+
+    Nothing a command runs can signal the supervisor (PID 1 of its pid namespace: the kernel
+    drops what it has no handler for, SIGKILL included) or see bubblewrap (outside that
+    namespace), and an OOM kill was ruled out before this is asked; so a supervisor that died
+    of a signal, or bubblewrap gone, was killed from the host: by an operator, or a machine
+    reclaiming memory. Asked of bubblewrap's exit status, which carries the supervisor's."""
+    try:
+        code = ns.proc.wait(timeout=KILL_GRACE)
+    except subprocess.TimeoutExpired:
+        return "the sandbox's supervisor vanished while a command ran, and bubblewrap did not end"
+    if code == 0:
+        return None
+    how = f"signal {-code}" if code < 0 else f"exit status {code}"
+    return f"the sandbox's namespace was killed from outside while a command ran (bubblewrap: {how})"
 
 
 def _parent_dirs(target: str, made: set[str]) -> list[str]:

@@ -15,6 +15,17 @@ handed to the leased uid, and when the sandbox closes it is handed back to root.
 directory descriptors and never follows a link, so a link a command left behind cannot redirect
 a chown outside the workspace; it is iterative, so a deep tree cannot exhaust the host's stack.
 
+A hand-over costs what changed since the last one, not what the workspace holds. A file can
+come to belong to someone else than the sandbox's uid only by a new name in a folder (the host
+writes by a temp file renamed over the name; the sandbox's uid cannot give a file away), and a
+new, removed or renamed name sets its folder's ctime, which no one can set back. So each
+hand-over remembers, per folder, its inode, ctime and subfolders; the next one looks at the
+entries of a folder only when that key changed, and otherwise only opens its subfolders. A
+folder whose ctime is not older than the clock when the walk began is not remembered (a change
+in the same clock tick would keep the same ctime: git's "racy" entries), so it is looked at
+again next time. Skipping can only leave a file that the host wrote root's (the command could
+not write it): it never gives the sandbox anything more. :func:`hand_back` forgets it all.
+
 (Started by anyone else, a sandbox leases nothing: it runs as that user, whom a user namespace
 maps it onto.)
 """
@@ -27,16 +38,20 @@ import grp
 import os
 import pwd
 import stat
+import threading
 import weakref
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 from sandbox.base import SandboxError
+from sandbox.clock import kernel_clock_ns, settled
 
 IDS_ENV = "LABCOAT_SANDBOX_IDS"
 LOCKS_ENV = "LABCOAT_ID_LOCKS"
 DEFAULT_BASE, DEFAULT_COUNT = 0x6C630000, 0x10000  # "lc" in the high half: far above any account
 DEFAULT_LOCKS = "/run/labcoat/ids"  # a tmpfs: emptied at boot, when no lease can be live
+_O_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class HostIds:
@@ -187,13 +202,107 @@ def _walk(top: int, needs: Needs, uid: int, gid: int) -> None:
             os.close(dfd)
 
 
+class _Folder(NamedTuple):
+    """What a hand-over saw of a folder whose entries all belonged to the sandbox's ids."""
+
+    ino: int
+    ctime_ns: int
+    subfolders: tuple[str, ...]
+
+
+# (root, its dev and inode, uid, gid) -> folder (relative path) -> what the last hand-over saw
+_handed: dict[tuple[str, int, int, int, int], dict[str, _Folder]] = {}
+_handed_lock = threading.Lock()
+
+
 def hand_over(roots: Iterable[Path], uid: int, gid: int) -> None:
     """Give the writable folders to the sandbox's leased ids (root keeps every right over
-    them)."""
-    chown_tree(roots, lambda st: (st.st_uid, st.st_gid) != (uid, gid), uid, gid)
+    them): every entry whose owner is not those ids, looking only at the folders whose
+    entries changed since the last hand-over (module doc)."""
+    def needs(st: os.stat_result) -> bool:
+        return (st.st_uid, st.st_gid) != (uid, gid)
+
+    for root in roots:
+        try:
+            fd = os.open(root, _O_DIR)
+        except OSError:
+            continue
+        try:
+            st = os.fstat(fd)
+            key = (str(root), st.st_dev, st.st_ino, uid, gid)
+            with _handed_lock:
+                seen = _handed.pop(key, {})
+            now = _hand_over_walk(fd, needs, uid, gid, seen)
+            with _handed_lock:
+                _handed[key] = now
+        finally:
+            os.close(fd)
+
+
+def _hand_over_walk(top: int, needs: Needs, uid: int, gid: int,
+                    seen: dict[str, _Folder]) -> dict[str, _Folder]:
+    """:func:`_walk` from ``top`` (itself included), skipping the entries of every folder
+    ``seen`` unchanged; what it saw of each folder, for the next time."""
+    since = kernel_clock_ns()  # read before any folder is: later changes stamp later ctimes
+    now: dict[str, _Folder] = {}
+    stack = [("", os.dup(top))]
+    try:
+        while stack:
+            rel, dfd = stack.pop()
+            try:
+                subfolders = _hand_over_folder(dfd, rel, needs, uid, gid, seen, since, now)
+                for name in subfolders:
+                    try:
+                        stack.append((f"{rel}/{name}" if rel else name,
+                                      os.open(name, _O_DIR, dir_fd=dfd)))
+                    except OSError:
+                        continue
+            finally:
+                os.close(dfd)
+    finally:
+        for _, dfd in stack:
+            os.close(dfd)
+    return now
+
+
+def _hand_over_folder(dfd: int, rel: str, needs: Needs, uid: int, gid: int,
+                      seen: dict[str, _Folder], since: int, now: dict[str, _Folder]) -> tuple[str, ...]:
+    """Hand over folder ``dfd`` itself and, unless ``seen`` says they did not change, its
+    entries; its subfolders' names."""
+    try:
+        st = os.fstat(dfd)
+        if needs(st):
+            os.fchown(dfd, uid, gid)
+            st = os.fstat(dfd)
+    except OSError:
+        return ()
+    before = seen.get(rel)
+    if before is not None and (before.ino, before.ctime_ns) == (st.st_ino, st.st_ctime_ns):
+        now[rel] = before
+        return before.subfolders
+    subfolders = []
+    try:
+        names = os.listdir(dfd)
+    except OSError:
+        return ()
+    for name in names:
+        try:
+            est = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            if stat.S_ISDIR(est.st_mode):
+                subfolders.append(name)  # handed over as itself, when the walk opens it
+            elif needs(est):
+                os.chown(name, uid, gid, dir_fd=dfd, follow_symlinks=False)
+        except OSError:
+            continue
+    if settled(st.st_ctime_ns, since):  # else a change in this tick could keep this ctime
+        now[rel] = _Folder(st.st_ino, st.st_ctime_ns, tuple(subfolders))
+    return tuple(subfolders)
 
 
 def hand_back(roots: Iterable[Path], uid: int) -> None:
     """After the sandbox, what its uid owns there is root's again (before the lease ends:
     the next sandbox to lease that uid must find nothing of this one's)."""
+    with _handed_lock:
+        for key in [k for k in _handed if k[3] == uid]:
+            del _handed[key]
     chown_tree(roots, lambda st: st.st_uid == uid, 0, 0)

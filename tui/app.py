@@ -34,7 +34,7 @@ class LabcoatCommands(Provider):
         from environments.suite import suite_task_dirs
 
         for d in suite_task_dirs():
-            yield (f"Run: start {d.name} by hand", partial(app.start_human, d.name),
+            yield (f"Run: start {d.name} by hand", partial(app.start_human, str(d)),
                    "act on the task yourself through the action palette")
 
     async def discover(self) -> Hits:

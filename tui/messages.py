@@ -40,6 +40,14 @@ class ProposalPending(Message):
         self.proposal = proposal
 
 
+class HelpRequested(Message):
+    """The agent's Request Help: ``request`` waits for the person's answer."""
+
+    def __init__(self, request: str) -> None:
+        super().__init__()
+        self.request = request
+
+
 class ActionFailed(Message):
     """Starting or running something failed before any step (a bad task, a bad model)."""
 

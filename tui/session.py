@@ -18,6 +18,9 @@ from agent.approval import ApprovingActor, Decision, PersonReview, ReviewSetting
 from agent.config import ActorConfig
 from agent.human import HumanActor, HumanRun, RunOver
 from agent.runner import RunHooks, drive
+from environments.help_request import PersonDesk
+from environments.actions import ActionSpec
+from environments.observation import Observation
 from environments.runs import RunDir, Step
 from environments.safefs import WorkspaceError, WorkspaceFS
 from environments.task import TaskSpec
@@ -26,9 +29,10 @@ __all__ = ["AgentSession", "Decision", "HumanActor", "HumanSession", "RunOver",
            "StoppedWhileWaiting", "build_actor"]
 
 
-class HumanSession(HumanRun):
-    """A person acting on a recorded run, one action at a time, with forms that start filled
-    (``HumanRun.start`` opens a new one)."""
+class FormPrefills:
+    """Forms that start filled, for a person acting by hand: in a run by hand
+    (``HumanSession``) and in an agent run's human mode (``AgentSession``). Needs ``actions``,
+    ``run`` and ``task``."""
 
     def suggested(self, action: str) -> dict[str, object]:
         """Values a form for ``action`` starts with, so a person edits rather than types:
@@ -75,8 +79,14 @@ class HumanSession(HumanRun):
         return lines + (last != b"\n")
 
 
-class AgentSession(RunHooks):
-    """An actor driven in a background thread, with pause, single step, stop and confirm mode.
+class HumanSession(FormPrefills, HumanRun):
+    """A person acting on a recorded run, one action at a time, with forms that start filled
+    (``HumanRun.start`` opens a new one)."""
+
+
+class AgentSession(FormPrefills, RunHooks):
+    """An actor driven in a background thread, with pause, single step, stop and confirm mode
+    (confirm, yolo, or human: the person acts by hand, ``step``, until they switch back).
 
     ``on_step``/``on_end``/``on_proposal`` are called from the worker thread; a UI forwards
     them to its own thread (Textual: ``call_from_thread`` or posted messages).
@@ -110,7 +120,13 @@ class AgentSession(RunHooks):
         else:
             settings = ReviewSettings(mode="confirm") if confirm else ReviewSettings(mode="yolo", ask_final=False)
         # the UI may set ``on_proposal`` after construction, so the review calls it late
-        self.review = PersonReview(notify=lambda proposal: self.on_proposal(proposal), settings=settings)
+        self.review = PersonReview(notify=lambda proposal: self.on_proposal(proposal), settings=settings,
+                                   on_turn=lambda: self.on_turn())
+        #: called (worker thread) when the run waits for the person's action in human mode
+        self.on_turn: Callable[[], None] = lambda: None
+        #: Request Help (when the run enables it) asks the person: the UI sets ``on_help``
+        self.on_help: Callable[[str], None] = lambda request: None
+        self.help_desk = PersonDesk(notify=lambda request: self.on_help(request))
         self.actor: Actor = ApprovingActor(actor, self.review)
         if confirm:
             self._keep_settings()
@@ -125,13 +141,24 @@ class AgentSession(RunHooks):
         return self.settings.mode == "confirm"
 
     def set_mode(self, mode: str) -> None:
-        """Switch between ``confirm`` and ``yolo`` (the next proposal follows). Once a person
-        has asked for confirm mode, the Final Answer asks in either mode."""
-        update: dict = {"mode": mode}
-        if mode == "confirm":
-            update["ask_final"] = True
-        self.review.settings = self.settings.model_copy(update=update)
+        """Switch between ``confirm``, ``yolo`` and ``human`` (``PersonReview.set_mode``)."""
+        self.review.set_mode(mode)
         self._keep_settings()
+
+    # --- human mode: the person's hands, from the UI's worker threads ---------------------
+    @property
+    def actions(self) -> dict[str, ActionSpec]:
+        """What the person may do by hand: the run's actions but the model's (in human mode
+        no model is called); empty until the run has its Environment."""
+        from agent.llm_actions import MODEL_ACTIONS
+
+        env = getattr(self.actor, "env", None)
+        return {} if env is None else {n: a for n, a in env.actions.items() if n not in MODEL_ACTIONS}
+
+    def step(self, action: str, args: dict | str) -> Observation:
+        """One action by hand (human mode), recorded with actor ``human``; returns its
+        observation once recorded. ``RunOver`` once the run has ended."""
+        return self.review.hands.act(action, args)
 
     def allow(self, action: str) -> None:
         """``action`` never asks again in this run (the Final Answer still does)."""
@@ -168,6 +195,7 @@ class AgentSession(RunHooks):
         self.stop_requested = True
         self._running.set()
         self.review.stop()  # a proposal waiting in confirm mode is not run
+        self.help_desk.stop()  # nor does a help request wait for an answer
 
     def decide(self, decision: Decision) -> None:
         """Answer the proposal waiting in confirm mode."""
@@ -200,6 +228,7 @@ class AgentSession(RunHooks):
         if self.stop_requested and run.meta.status == "interrupted":
             run.meta.status_reason = "stopped by the user"  # not Ctrl-C (StoppedWhileWaiting)
             run.save_meta()
+        self.review.hands.end(run.meta.status)  # an action by hand that waits: RunOver
         self.on_end_cb(run)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from agent.tree.agent import WRITE, rebuild
+from agent.tree.agent import STARTING, WRITE, TreeAgent, rebuild
 from agent.tree.nodes import Journal, Node
 from environments.runs import RunDir, Step
 from environments.task import TaskError, load_task
@@ -58,6 +58,25 @@ def tree_of(steps: Sequence[Step], metric: str, higher_is_better: bool = True) -
                    if s.action == WRITE and node_of(s) and isinstance(s.args, dict)), "")
     best = journal.best()
     return RunTree(journal=journal, script=script, best=best.id if best else None)
+
+
+def result_step(steps: Sequence[Step], metric: str, higher_is_better: bool = True) -> int | None:
+    """The step whose workspace is a tree run's result when the run did not end on it, else None.
+
+    A tree search reports its best node, and a run that ends normally (a Final Answer, a
+    budget's closing step) has restored that node's run first, so its last step is the result.
+    A run cut short otherwise (an ``error``, an interruption) ends on whatever node it was
+    growing; its result is then the best node's run (the starting workspace when no node was
+    good), the step :meth:`TreeAgent.best_step` names, as the agent itself would have restored.
+    """
+    if not has_tree(steps):
+        return None
+    journal, current = rebuild(steps, Journal(higher_is_better=higher_is_better), metric)
+    best = journal.best()
+    if current == (best.id if best is not None else STARTING):
+        return None
+    step = TreeAgent.best_step(best)
+    return None if step == len(steps) else step
 
 
 def regular_file(path: Path) -> bool:

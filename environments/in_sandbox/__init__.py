@@ -10,7 +10,8 @@ them to the standard library (a sandbox imports nothing of labcoat's).
   that imports the task's ``eval.py`` (``environments/evaluate.py``);
 * :mod:`.produce_runner`: the submission phase, ``produce.py`` (``environments/submission.py``);
 * :mod:`.oracle_runner`: an interactive task's oracle (``environments/submission.py``);
-* :mod:`.empty_tmp`: a timed task's ``/tmp`` emptied between repeats.
+* :mod:`.empty_tmp`: a timed task's ``/tmp`` emptied between repeats;
+* :mod:`.repl_server`: one call of the Python REPL action (``environments/repl.py``).
 """
 
 from __future__ import annotations

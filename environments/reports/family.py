@@ -6,7 +6,8 @@ member wherever its forks were written: up the ``fork.parent_dir`` chain to the 
 then down every ``forks.jsonl``. What is compared is what differs after the fork point: the
 score at each step (``scores.json``/``score.json``; a fork's steps 1..K are its parent's, so
 only its own are listed) and the final workspaces (the last recorded snapshot, which is what
-scoring reads), as changed paths and unified diffs.
+scoring reads), as changed paths and unified diffs: code first, and data files (a submission
+CSV, a long diff) summarised as lines changed unless asked in full.
 """
 
 from __future__ import annotations
@@ -138,11 +139,43 @@ def family_markdown(family: Family) -> str:
 
 # ---- final workspaces -------------------------------------------------------------------
 
+#: files whose diff a reader skims: data an actor's script wrote, not the research itself
+DATA_SUFFIXES = frozenset({".csv", ".tsv", ".jsonl", ".ndjson", ".txt", ".log"})
+#: files read as the research itself, shown first
+CODE_SUFFIXES = frozenset({".py", ".sh", ".ipynb", ".toml", ".yaml", ".yml", ".cfg", ".md"})
+#: a text diff with more changed lines than this is summarised too (unless asked in full)
+MAX_SHOWN_LINES = 200
+
+
 class FileDiff(BaseModel):
     path: str
     change: str = Field(description="added | removed | changed (in b relative to a)")
     diff: str = Field("", description="unified diff of text files; empty for other files")
     note: str = ""
+    added: int = Field(0, description="lines added (text files)")
+    removed: int = Field(0, description="lines removed (text files)")
+
+    @property
+    def is_code(self) -> bool:
+        return Path(self.path).suffix.lower() in CODE_SUFFIXES
+
+    @property
+    def is_data(self) -> bool:
+        """Data (a submission CSV, a log) or a diff too long to read: summarised by default."""
+        return (not self.is_code and Path(self.path).suffix.lower() in DATA_SUFFIXES) \
+            or self.added + self.removed > MAX_SHOWN_LINES
+
+    def lines(self, full: bool = False) -> list[str]:
+        """What a reader sees of this file: its diff, or for data (unless ``full``) how many
+        lines changed; a file not compared as text says why."""
+        if self.note:
+            return [f"  {self.path}: {self.note}"]
+        if self.diff and (full or not self.is_data):
+            return [self.diff.rstrip("\n")]
+        if self.diff:
+            return [f"  {self.path}: {self.added + self.removed:,} lines changed "
+                    f"(+{self.added:,} -{self.removed:,}; --full shows the diff)"]
+        return []
 
 
 class WorkspaceDiff(BaseModel):
@@ -153,6 +186,15 @@ class WorkspaceDiff(BaseModel):
     @property
     def paths(self) -> list[str]:
         return [f.path for f in self.files]
+
+    def report(self, full: bool = False) -> list[str]:
+        """The text ``report family --diff`` prints: what changed, then each file's diff with
+        the code first (the scripts are what a fork changed; the data they wrote follows,
+        summarised unless ``full``)."""
+        files = sorted(self.files, key=lambda f: (f.is_data, not f.is_code, f.path))
+        head = f"{self.b} vs {self.a}: " + (", ".join(f"{f.change} {f.path}" for f in files)
+                                           or "identical final workspaces")
+        return [head, *(line for f in files for line in f.lines(full))]
 
 
 def final_label(run: RunDir) -> str:
@@ -184,7 +226,10 @@ def diff_workspaces(a: RunDir, b: RunDir) -> WorkspaceDiff:
             files.append(FileDiff(path=rel, change=change,
                                   note=f"not compared as text: {len(old):,} -> {len(new):,} bytes"))
             continue
-        diff = "".join(difflib.unified_diff(told.splitlines(keepends=True), tnew.splitlines(keepends=True),
-                                            f"{a.meta.run_id}/{rel}", f"{b.meta.run_id}/{rel}"))
-        files.append(FileDiff(path=rel, change=change, diff=diff))
+        lines = list(difflib.unified_diff(told.splitlines(keepends=True), tnew.splitlines(keepends=True),
+                                          f"{a.meta.run_id}/{rel}", f"{b.meta.run_id}/{rel}"))
+        body = [line for line in lines[2:] if not line.startswith("@@")]
+        files.append(FileDiff(path=rel, change=change, diff="".join(lines),
+                              added=sum(line.startswith("+") for line in body),
+                              removed=sum(line.startswith("-") for line in body)))
     return WorkspaceDiff(a=a.meta.run_id, b=b.meta.run_id, files=files)

@@ -14,7 +14,8 @@ from environments.reports.curves import anytime_json, stderr
 from environments.reports.records import RowKey, RunRecord
 from environments.scoring import FailureReason
 
-FAILURE_REASONS: tuple[FailureReason, ...] = ("no_submission", "eval_error", "timeout", "infrastructure")
+FAILURE_REASONS: tuple[FailureReason, ...] = ("no_submission", "eval_error", "timeout", "infrastructure",
+                                              "not_scored")
 
 
 def _mean(values: list[float]) -> float | None:

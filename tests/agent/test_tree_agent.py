@@ -377,3 +377,40 @@ def test_a_small_window_drops_old_memory_then_the_starting_script(tmp_path):
     assert "a long comment" in first and "a long comment" in second
     assert "node 1 (draft)" not in second  # the memory went first
     assert "a long comment" not in third and "validation total 70" in third  # then the start
+
+
+# ---- a run cut short is scored on its best node ---------------------------------------------------
+
+def test_a_tree_run_that_ends_in_error_is_scored_on_its_best_node(tiny_task, tmp_path):
+    """A tree search reports its best node: a run that ends normally restored it first (its
+    last step is the result); one that ends in ``error`` mid-search is scored on the best
+    node's run all the same, not on the worse node its workspace was left with."""
+    from agent import session
+    from agent.tree.view import result_step
+    from environments.scoring import load_scores
+
+    codes = [writes(50, 50), writes(40, 40)]
+    model = write_replies(tmp_path / "r.txt", [*(reply(f"try {i}", c) for i, c in enumerate(codes, 1)),
+                                               "no script", "still none"])
+    actor = TreeAgent(make_model(model), TreeSettings(policy=PolicySettings(num_drafts=3)),
+                      format_retries=1)
+    run, spec, meta = run_tree(tiny_task, tmp_path, actor, model, Budgets(max_steps=20))
+    assert meta.status == "error" and "without a script" in meta.status_reason
+    steps = RunDir.open(run.path).steps()
+    assert len(steps) == 4 and (run.workspace / "result.txt").read_text() == "40"
+    assert result_step(steps, spec.metric, spec.higher_is_better) == 2  # node 1's run
+    [score] = session.score(run, sandbox="local", baseline_runs=1)
+    assert (score.step, score.value) == (2, 50.0)
+    recorded = json.loads((run.path / "score.json").read_text())
+    assert (recorded["step"], recorded["value"]) == (2, 50.0)
+    # with the curve too: every step scored, and the run's score is still the best node's
+    scores = session.score(run, sandbox="local", every_step=True, baseline_runs=1)
+    assert [s.step for s in scores] == [1, 2, 3, 4, 2] and scores[-1].value == 50.0
+    assert json.loads((run.path / "score.json").read_text())["step"] == 2
+    assert load_scores(run.path)[4].value == 40.0
+
+    # a run that ended normally restored its best node: its last step is its result
+    finished = tree_agent(model, num_drafts=3)
+    ok_run, _, ok = run_tree(tiny_task, tmp_path / "ok", finished, model, Budgets(max_steps=7))
+    assert ok.status == "finished" and ok.totals.steps == 6, ok.status_reason  # 2 nodes, restore, answer
+    assert result_step(RunDir.open(ok_run.path).steps(), spec.metric) is None

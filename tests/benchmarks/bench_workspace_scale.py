@@ -9,15 +9,17 @@ lays the files in the workspace (a dataset the agent unpacks) and records them; 
   unpacking script, and step 1's snapshot, which hashes and stores every new file;
 * ``growth``: bytes the run directory gained per later step (goal: <= 1 MB);
 * ``peak RSS`` of the process (goal: <= 400 MB);
-* the step's shares, medians of the later steps: ``snapshot`` (``RunDir.snapshot``) and, as
-  root, ``hand_over`` (the local sandbox giving the workspace to its uid before each command:
-  a walk with an ``lstat`` of every file, outside the snapshot store).
+* the step's shares, medians of the later steps: ``snapshot`` (``RunDir.snapshot``: an
+  ``lstat`` of every file, git's index check) and, as root, ``hand_over`` (the local sandbox
+  giving the workspace to its uid before each command: only the folders whose ctime changed
+  since the last hand-over are listed, ``sandbox/ownership.py``).
 
     python tests/benchmarks/bench_workspace_scale.py [--sizes 0,1000,10000,100000] [--steps 8]
     python tests/benchmarks/bench_workspace_scale.py --snapshots /tmp/old_snapshots.py  # "before"
 
-``--snapshots`` runs with another ``environments/snapshots.py`` (e.g. ``git show
-HEAD:environments/snapshots.py``) in place of this checkout's, for before/after tables.
+``--snapshots`` and ``--ownership`` run with another ``environments/snapshots.py`` or
+``sandbox/ownership.py`` (e.g. ``git show HEAD:sandbox/ownership.py``) in place of this
+checkout's, for before/after tables.
 """
 
 from __future__ import annotations
@@ -63,11 +65,11 @@ def new_bytes(path: Path, since_ns: int) -> int:
     return total
 
 
-def one(n: int, steps: int, snapshots: str | None) -> dict:
-    if snapshots:  # another snapshots.py, loaded before anything imports this checkout's
-        spec = importlib.util.spec_from_file_location("environments.snapshots", snapshots)
+def one(n: int, steps: int, replace: dict[str, str]) -> dict:
+    for name, path in replace.items():  # another module, loaded before anything imports ours
+        spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
-        sys.modules["environments.snapshots"] = module
+        sys.modules[name] = module
         spec.loader.exec_module(module)
     from agent.actor import Proposal
     from agent.replay import ReplayActor
@@ -120,16 +122,20 @@ def main() -> None:
     parser.add_argument("--sizes", default="0,1000,10000,100000")
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--snapshots", help="another environments/snapshots.py to measure")
+    parser.add_argument("--ownership", help="another sandbox/ownership.py to measure")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    replace = {name: path for name, path in (("environments.snapshots", args.snapshots),
+                                             ("sandbox.ownership", args.ownership)) if path}
     if args.one is not None:
-        print(json.dumps(one(args.one, args.steps, args.snapshots)))
+        print(json.dumps(one(args.one, args.steps, replace)))
         return
     rows = []
     for n in (int(s) for s in args.sizes.split(",")):
         cmd = [sys.executable, __file__, "--one", str(n), "--steps", str(args.steps)]
-        if args.snapshots:
-            cmd += ["--snapshots", args.snapshots]
+        for flag in ("snapshots", "ownership"):
+            if getattr(args, flag):
+                cmd += [f"--{flag}", getattr(args, flag)]
         out = subprocess.run(cmd, capture_output=True, text=True)
         if out.returncode:
             sys.exit(f"{n} files failed:\n{out.stderr[-3000:]}")

@@ -74,7 +74,7 @@ def need_quota() -> None:
 
 def task_limits(**kw) -> object:
     """The sandbox limits a task with these ``[limits]`` gets (the real mapping)."""
-    return sandbox_limits(SimpleNamespace(limits=TaskLimits(**kw))).model_copy(
+    return sandbox_limits(SimpleNamespace(limits=TaskLimits(**kw), python_requirements=[])).model_copy(
         update={"timeout": 60})
 
 

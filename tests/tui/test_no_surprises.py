@@ -212,7 +212,9 @@ async def test_confirm_modes_switch_whitelist_ask_before_the_final_answer_and_su
         await waiting("Final Answer")  # yolo, yet the Final Answer asks
         kept = ReviewSettings.load(session.run.path)
         assert kept.mode == "yolo" and kept.allowed == ["List Files"] and kept.ask_final
-        await pilot.press("m")
+        # back to confirm by the palette (`m` would pass through human mode, which answers
+        # the waiting Final Answer: tests/tui/test_agent_human_mode.py)
+        dict((name, call) for name, call, _ in screen.run_commands())["Run: confirm mode"]()
         assert session.settings.mode == "confirm"
         await pilot.press("S")  # stopped while the Final Answer waits
         await wait_for(pilot, lambda: isinstance(app.screen, AskScreen))

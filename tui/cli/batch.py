@@ -71,7 +71,10 @@ def batch_cmd(
     batch_dir: Optional[Path] = typer.Option(  # --batch-dir: the older spelling, kept
         None, "--dir", "--batch-dir", metavar="DIR", help="the batch folder (default: runs/batch-<time>)"),
     resume: Optional[Path] = typer.Option(None, "--resume", help="continue the batch in this folder"),
-    retry_failed: bool = typer.Option(False, "--retry-failed", help="run failed combinations again"),
+    retry_failed: bool = typer.Option(
+        False, "--retry-failed", help="run failed combinations again: afresh, but a run whose "
+        "sandbox died under it continues from its last step (in a batch of --sandbox auto, on "
+        "another backend if its own is gone)"),
     sandbox: str = SANDBOX_OPT,
     score: bool = typer.Option(True, "--score/--no-score", help="score each run when it ends"),
     curve_points: Optional[int] = typer.Option(
@@ -162,8 +165,10 @@ def batch_cmd(
         typer.echo(result.model_dump_json(indent=2))
     else:
         for r in result.results:
+            if r.note:  # a run resumed on another backend than it ran on
+                err_console.print(safe_line(("note", "yellow"), f" {r.key}: {r.note}"))
             if not r.ok:
-                why = r.error or r.failure or r.status
+                why = r.error or r.failure or (r.status == "error" and r.reason) or r.status
                 first = (str(why).strip().splitlines() or [""])[0][:200]
                 err_console.print(safe_line(("failed", "red"), f" {r.key}: {first}"))
         console.print(f"{result.done}/{result.total} done, {result.failed} failed "

@@ -88,6 +88,13 @@ SANDBOX_OPT = typer.Option(
     help="auto | docker | local | none (none: actors' code runs on this machine unisolated; "
     "only when you name it)")
 JSON_OPT = typer.Option(False, "--json", help="machine-readable output on stdout")
+PYTHON_OPT = typer.Option(
+    None, "--python", metavar="PATH", help="the interpreter the task's code runs with (local: a "
+    "host interpreter, mounted read-only; docker: a path inside the image); the requirements a task "
+    "declares are layered over it")
+DEVICE_OPT = typer.Option(
+    None, "--device", metavar="DEVICE", help="cpu | cuda | cuda:N: what the task's code sees "
+    "(CUDA_VISIBLE_DEVICES; docker: --gpus); default: no GPU")
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -114,20 +121,41 @@ def isolating(kind: str) -> str:
         raise  # unreachable: fail() exits
 
 
+def use_runtime(python: str | None, device: str | None) -> None:
+    """``--python`` and ``--device`` for every sandbox this command opens (through
+    ``$LABCOAT_PYTHON`` and ``$LABCOAT_DEVICE``, which ``environments/sandboxing.py`` reads);
+    a device this machine lacks, or a relative interpreter path, is refused before anything
+    starts."""
+    import re
+
+    from environments.sandboxing import DEVICE_ENV, PYTHON_ENV
+    from sandbox.pyenv import PyEnvError, check_device
+
+    if device is not None:
+        if not re.fullmatch(r"cpu|cuda(:[0-9]+)?", device):
+            fail(f"--device {device}: give cpu, cuda or cuda:N")
+        try:
+            check_device(device)
+        except PyEnvError as err:
+            fail(str(err))
+        os.environ[DEVICE_ENV] = device
+    if python is not None:
+        if not python.startswith("/"):
+            fail(f"--python {python}: give the interpreter's absolute path")
+        os.environ[PYTHON_ENV] = python
+
+
 def known_task(text: str) -> None:
-    """Exit with a usage error, before anything starts, unless ``text`` is a suite task or a
-    folder; a near miss names the task meant (``digit``: did you mean digits?)."""
-    import difflib
-    from pathlib import Path
+    """Exit with a usage error, before anything starts, unless ``text`` names one task: a
+    suite task (``suite:NAME`` always), or a folder; a name that is both is refused naming
+    both, and a near miss names the task meant (``digit``: did you mean digits?)."""
+    from environments.suite import locate_task
+    from environments.task import TaskError
 
-    from environments.suite import suite_task_dirs
-
-    names = [p.name for p in suite_task_dirs()]
-    if text in names or Path(text).expanduser().is_dir():
-        return
-    close = difflib.get_close_matches(text, names, n=3)
-    hint = f"did you mean {' or '.join(close)}? " if close else ""
-    fail(f"{text!r} is neither a suite task nor a task folder; {hint}(labcoat tasks lists the suite)")
+    try:
+        locate_task(text)
+    except TaskError as err:
+        fail(f"{err} (labcoat tasks lists the suite)")
 
 
 def num(x: float | None) -> str:
@@ -157,6 +185,9 @@ def print_score(s) -> None:
     """The score line: value, baseline, improvement (with its interval when it has one),
     threshold, verdict."""
     if s.value is None:
+        if s.failure == "not_scored":  # a task without eval.py: nothing failed
+            console.print(safe_text(f"score: {s.detail}"))
+            return
         console.print(Text.assemble("score: ", ("failed", "red"),
                                     safe_text(f" ({s.failure}) {s.detail[:500]}")))
         return
@@ -164,6 +195,8 @@ def print_score(s) -> None:
     verdict = ("success", "green") if s.success else ("below threshold", "yellow")
     console.print(Text.assemble(f"score: {s.metric} = {num(s.value)} (baseline {num(s.baseline)}, "
                                 f"improvement {imp}, threshold {s.threshold:.0%}) → ", verdict))
+    if getattr(s, "baseline_source", None):  # which baseline, and why (environments/baselines.py)
+        console.print(safe_text(f"  baseline: {s.baseline_source} ({s.baseline_why[:400]})"))
 
 
 WIDE_MAX = 240

@@ -7,6 +7,8 @@ import json
 import typer
 
 from tui.cli import batch as batch_cmd
+from tui.cli import importing as import_cmd
+from tui.cli import prepare as prepare_cmd
 from tui.cli import report as report_cmd
 from tui.cli import run as run_cmd
 from tui.cli import sandbox as sandbox_cmd
@@ -51,10 +53,12 @@ def _main(show_version: bool = typer.Option(False, "--version", callback=_versio
 app.add_typer(sandbox_cmd.app, name="sandbox")
 run_cmd.register(app)
 scoring_cmd.register(app)
+prepare_cmd.register(app)
 batch_cmd.register(app)
 report_cmd.register(app)
 uplift_cmd.register(app)
 tui_cmd.register(app)
+import_cmd.register(app)
 
 
 @app.command("tasks")

@@ -114,7 +114,8 @@ COMPARE_OPT = typer.Option(
 PLOTS_OPT = typer.Option(None, "--plots", help="write PNG plots into this folder")
 MARKDOWN_OPT = typer.Option(False, "--markdown", help="a Markdown table on stdout")
 DIFF_OPT = typer.Option(False, "--diff", help="each fork's final workspace diffed against the run "
-                        "it was forked from")
+                        "it was forked from (code first; data files summarised)")
+FULL_OPT = typer.Option(False, "--full", help="with --diff: data files (csv, long diffs) in full too")
 
 
 @app.command("runs")
@@ -142,9 +143,12 @@ def family_cmd(
     as_json: bool = JSON_OPT,
     wide: bool = WIDE_OPT,
     diff: bool = DIFF_OPT,
+    full: bool = FULL_OPT,
 ) -> None:
     """A run's family: score per step after each fork point, final scores, workspace diffs."""
-    family_report(run_dir, as_json=as_json, markdown=markdown, diff=diff, wide=wide)
+    if full and not diff:
+        fail("--full shows the data files of --diff: give both")
+    family_report(run_dir, as_json=as_json, markdown=markdown, diff=diff, wide=wide, full=full)
 
 
 @app.command("tree")
@@ -265,7 +269,8 @@ def runs_report(runs_dir: Path, *, markdown: bool, as_json: bool, wide: bool, pl
             err_console.print(Text.assemble(("note:", "yellow"), " ", safe_text(note)), highlight=False)
 
 
-def family_report(run_dir: Path, *, as_json: bool, markdown: bool, diff: bool, wide: bool) -> None:
+def family_report(run_dir: Path, *, as_json: bool, markdown: bool, diff: bool, wide: bool,
+                  full: bool = False) -> None:
     """``labcoat report family RUN_DIR``: the original, its forks, and how they continued."""
     from environments.reports import dump
     from environments.reports.family import (
@@ -295,11 +300,8 @@ def family_report(run_dir: Path, *, as_json: bool, markdown: bool, diff: bool, w
              headline={"run", "final score"}, key="run", wide=wide, right={"at", "steps (own)"})
         if len(fam.members) == 1:
             console.print("no forks yet: labcoat run --fork RUN_DIR --at K starts one", highlight=False)
-    for d in diffs:
-        echo(f"\n{d.b} vs {d.a}: " + (", ".join(f"{f.change} {f.path}" for f in d.files)
-                                     or "identical final workspaces"))
-        for f in d.files:  # the actors' files: their bytes are never the terminal's
-            echo(f.diff.rstrip("\n") if f.diff else f"  {f.path}: {f.note}" if f.note else "")
+    for d in diffs:  # the actors' files: their bytes are never the terminal's (echo)
+        echo("\n" + "\n".join(d.report(full)))
 
 
 def tree_report(run_dir: Path, *, as_json: bool, markdown: bool, wide: bool) -> None:

@@ -12,14 +12,17 @@ import typer
 
 from agent.config import ActorConfig, Option, build, options
 from tui.cli.common import (
+    DEVICE_OPT,
     JSON_OPT,
     NO_MODEL,
+    PYTHON_OPT,
     SANDBOX_OPT,
     console,
     err_console,
     fail,
     known_task,
     print_score,
+    use_runtime,
 )
 from tui.terminal_text import safe_line, safe_text
 
@@ -92,6 +95,8 @@ def run_cmd(
     at: Optional[int] = typer.Option(None, "--at", help="with --fork: the step to continue from "
                                      "(0 = before the first step)"),
     score: bool = typer.Option(True, "--score/--no-score", help="score the run when it ends"),
+    python: Optional[str] = PYTHON_OPT,
+    device: Optional[str] = DEVICE_OPT,
     as_json: bool = JSON_OPT,
     ctx: typer.Context = None,  # type: ignore[assignment]  # typer passes it
     options: dict[str, Any] | None = None,
@@ -106,6 +111,7 @@ def run_cmd(
     from sandbox import SandboxError
     from tui.cli.display import hooks_for
 
+    use_runtime(python, device)
     if fork is not None and (resume is not None or task is not None):
         fail("--fork starts a new run from another: give no TASK and no --resume with it")
     if (fork is None) != (at is None):
@@ -120,7 +126,8 @@ def run_cmd(
         elif resume is not None:
             run = RunDir.open(resume)
             config, budgets = build(options or {}, ActorConfig.from_meta(run.meta), run.meta.limits)
-            begun = session.resume(run, config, budgets)
+            begun = session.resume(run, config, budgets,
+                                   sandbox=sandbox if _given(ctx, "sandbox") else None)
         else:
             if task is None:
                 fail("give a TASK (or --resume RUN_DIR)")
@@ -140,6 +147,8 @@ def run_cmd(
         console.print(safe_line(  # the task's folder name and the model string: never markup
             "run ", (run.meta.run_id, "bold"), " on ", (run.meta.task, "bold"),
             f" with {run.meta.model or run.meta.agent} (sandbox {run.meta.sandbox}){origin} → {run.path}"))
+        if begun.note:  # resumed on another backend than it ran on
+            err_console.print(safe_text(begun.note))
     meta = begun.drive(hooks_for(console, quiet=as_json))
     result = {"run_dir": str(run.path), **meta.model_dump()}
     if score:

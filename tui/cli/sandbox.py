@@ -190,3 +190,55 @@ def _build_dockerfile(tag, build_dockerfile):
 
 def _mark(flag: bool) -> Text:
     return Text("yes", "green") if flag else Text("no", "red")
+
+
+@app.command("envs")
+def envs(
+    remove: list[str] = typer.Option([], "--remove", metavar="KEY", help="delete this cached "
+                                     "environment (and its Docker image); repeatable"),
+    prune: bool = typer.Option(False, "--prune", help="delete every cached environment"),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable output on stdout"),
+    wide: bool = WIDE_OPT,
+) -> None:
+    """The Python environments built for tasks' [python] requirements ($LABCOAT_HOME/pyenvs).
+
+    Each is built once per requirements, backend and interpreter, and reused by every run of
+    a task that declares them; a deleted one is built again when a task next needs it."""
+    from environments.home import labcoat_home
+    from sandbox import pyenv
+    from tui.cli.common import fail
+
+    cache = labcoat_home() / "pyenvs"
+    have = pyenv.list_envs(cache)
+    unknown = sorted(set(remove) - {e.key for e in have})
+    if unknown:
+        fail(f"no cached environment {', '.join(unknown)} (labcoat sandbox envs lists them)")
+    for env in have:
+        if prune or env.key in remove:
+            if env.image:
+                _remove_image(env.image)
+            pyenv.remove_env(cache, env.key)
+            console.print(safe_text(f"removed {env.key} ({env.backend}: {' '.join(env.requirements)})"))
+    if prune or remove:
+        return
+    if as_json:
+        typer.echo(json.dumps([e.model_dump() for e in have], indent=2))
+        return
+    if not have:
+        console.print(safe_text(f"no cached Python environments ({cache})"))
+        return
+    rows = [[e.key, e.backend, " ".join(e.requirements), e.image or e.python,
+             time.strftime("%Y-%m-%d %H:%M", time.localtime(e.built_at))] for e in have]
+    print_table(f"cached Python environments ({cache})",
+                [Col("key", key=True), Col("backend"), Col("requirements"),
+                 Col("interpreter or image", extra=True), Col("built", extra=True)], rows, wide=wide)
+
+
+def _remove_image(tag: str) -> None:
+    """A derived image of a removed environment; an engine that is gone is no reason to stop."""
+    try:
+        from sandbox.image import engine_client
+
+        engine_client().images.remove(tag, force=True)
+    except Exception as err:
+        console.print(safe_text(f"note: image {tag} not removed: {err}"))

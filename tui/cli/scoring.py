@@ -9,13 +9,16 @@ from typing import Optional
 import typer
 
 from tui.cli.common import (
+    DEVICE_OPT,
     JSON_OPT,
+    PYTHON_OPT,
     SANDBOX_OPT,
     console,
     err_console,
     fail,
     improvement_text,
     print_score,
+    use_runtime,
 )
 from tui.terminal_text import safe_line, safe_text
 
@@ -27,33 +30,50 @@ def register(app: typer.Typer) -> None:
 
 
 def score_cmd(
-    run_dirs: list[Path] = typer.Argument(..., help="run directories"),
+    run_dirs: list[Path] = typer.Argument(..., help="run directories, or folders holding runs "
+                                          "(each run under them is scored)"),
     step: Optional[int] = typer.Option(None, "--step", help="score this step's snapshot"),
     all_steps: bool = typer.Option(False, "--all-steps", help="score every step (the run's curve)"),
     points: Optional[int] = typer.Option(None, "--points", min=1,
                                          help="with --all-steps: only this many evenly spaced steps"),
     sandbox: str = SANDBOX_OPT,
+    python: Optional[str] = PYTHON_OPT,
+    device: Optional[str] = DEVICE_OPT,
     as_json: bool = JSON_OPT,
 ) -> None:
     """Score runs in the sandbox against their task's baseline.
 
     The last step's score is written to score.json; every scored step also goes to scores.json.
+    A folder that is not a run stands for every run under it (a batch, a runs folder, the
+    runs ``labcoat import mlab`` made: what MLAgentBench's ``eval --log-folder`` scores); there
+    a run that cannot be scored is reported and the others are still scored (exit 1 at the end).
     """
     from agent import session
     from environments.runs import RunDir
     from environments.task import TaskError
 
+    use_runtime(python, device)
     if step is not None and all_steps:
         fail("give --step N or --all-steps, not both")
-    out = []
-    for d in run_dirs:
+    out, failed = [], 0
+    for d, in_folder in _runs_named(run_dirs):
+        def skip(why: str, d: Path = d, in_folder: bool = in_folder) -> None:
+            if not in_folder:
+                fail(why)
+            err_console.print(safe_text(f"error: {why}"))
+            out.append({"run_dir": str(d), "error": why})
+
         try:
             run = RunDir.open(d)
         except (FileNotFoundError, ValueError) as err:
-            fail(str(err))
+            skip(str(err))
+            failed += 1
+            continue
         steps = len(run.steps())
         if step is not None and not 0 <= step <= steps:  # a typo, not an infrastructure failure
-            fail(f"{d}: no step {step}; the run has steps 0..{steps} (0: the starting workspace)")
+            skip(f"{d}: no step {step}; the run has steps 0..{steps} (0: the starting workspace)")
+            failed += 1
+            continue
 
         def progress(i: int, n: int, s, run=run) -> None:
             if not as_json:
@@ -67,7 +87,9 @@ def score_cmd(
                 on_measure=lambda name: None if as_json else err_console.print(
                     safe_text(f"measuring {name}'s baseline on this machine (once)…")))
         except (FileNotFoundError, TaskError) as err:
-            fail(str(err))
+            skip(str(err))
+            failed += 1
+            continue
         if all_steps:
             out.append({"run_dir": str(d), "steps": [s.model_dump() for s in scores]})
             if not as_json:
@@ -81,30 +103,70 @@ def score_cmd(
             print_score(s)
     if as_json:
         typer.echo(json.dumps(out, indent=2))
+    if failed:
+        raise typer.Exit(1)
+
+
+def _runs_named(paths: list[Path]) -> list[tuple[Path, bool]]:
+    """Each run directory named, or found under a folder named (then True: one of many)."""
+    from environments.reports.records import find_run_dirs
+
+    found: list[tuple[Path, bool]] = []
+    for path in paths:
+        if (path / "run.json").is_file() or not path.is_dir():
+            found.append((path, False))  # a run, or what RunDir.open explains
+            continue
+        runs = find_run_dirs(path)
+        if not runs:
+            fail(f"{path}: neither a run (no run.json) nor a folder holding runs")
+        found += [(run, True) for run in runs]
+    return found
 
 
 def baseline_cmd(
     task: str = typer.Argument(..., help="suite task name or task folder"),
     runs: int = typer.Option(3, "--runs", min=1),
     sandbox: str = SANDBOX_OPT,
+    python: Optional[str] = PYTHON_OPT,
+    device: Optional[str] = DEVICE_OPT,
     as_json: bool = JSON_OPT,
 ) -> None:
-    """Measure the unmodified task (mean ± std over RUNS) and store it for scoring."""
+    """Measure the unmodified task (mean ± std over RUNS) and store it for scoring.
+
+    Where the unmodified task cannot run (MLAgentBench's house-price starter is left
+    incomplete on purpose), its fixed baseline from MLAgentBench's code is stored instead,
+    and said; without one, a clear error."""
+    from environments.baselines import BaselineError, fall_back, measure, store_baseline, summarise
+    from environments.mlagentbench import NO_EVAL
     from environments.prepare import prepare_task
-    from environments.baselines import measure, store_baseline, summarise
     from environments.suite import resolve_task
     from environments.task import TaskError
+    from sandbox import SandboxError
 
+    use_runtime(python, device)
     try:
         spec = prepare_task(resolve_task(task), sandbox=sandbox)
     except TaskError as err:
         fail(str(err))
+    if not spec.has_eval:
+        fail(f"{spec.name}: {NO_EVAL}", code=1)
 
     def progress(i: int, n: int, value: float) -> None:
         if not as_json:
             err_console.print(safe_text(f"  run {i}/{n}: {spec.metric} = {value:.5g}"))
 
-    measured = summarise(spec, measure(spec, runs=runs, sandbox=sandbox, progress=progress))
+    try:
+        measured = summarise(spec, measure(spec, runs=runs, sandbox=sandbox, progress=progress))
+    except (RuntimeError, SandboxError, OSError) as err:
+        try:
+            used = fall_back(spec, err, sandbox)
+        except BaselineError as gone:
+            fail(str(gone), code=1)
+        if as_json:
+            typer.echo(used.model_dump_json(indent=2))
+        else:
+            console.print(safe_text(f"{spec.name}: baseline {spec.metric} = {used.value:.5g}: {used.why}"))
+        return
     path = store_baseline(spec, measured)
     if as_json:
         typer.echo(measured.model_dump_json(indent=2))
@@ -123,21 +185,23 @@ def check_task_cmd(
 ) -> None:
     """Fail unless the task's reference/ beats its baseline by the success threshold."""
     from environments.prepare import prepare_task
+    from environments.evaluate import error_summary
     from environments.reference_check import check_reference
     from environments.suite import resolve_task
     from environments.task import TaskError
+    from sandbox import SandboxError
 
     try:
         spec = prepare_task(resolve_task(task), sandbox=sandbox)
         result = check_reference(spec, sandbox=sandbox, runs=runs)
-    except (TaskError, RuntimeError) as err:
-        fail(str(err), code=1)
+    except (TaskError, RuntimeError, SandboxError) as err:
+        fail(error_summary(str(err)), code=1)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
     else:
         verdict = ("PASS", "green") if result.passed else ("FAIL", "red")
         console.print(safe_line(verdict, f" {result.task}: reference {result.reference:.5g} vs baseline "
-                                f"{result.baseline:.5g} ({result.baseline_source}) → improvement "
+                                f"{result.baseline:.5g} ({result.baseline_why or result.baseline_source}) → improvement "
                                 f"{result.improvement:+.1%}, threshold {result.threshold:.0%} "
                                 f"({result.seconds:.0f} s)"))
     if not result.passed:

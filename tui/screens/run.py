@@ -27,6 +27,7 @@ from agent.tree.view import has_tree, node_of, run_metric
 from environments.runs import RunDir, Step
 from tui.messages import (
     ActionFailed,
+    HelpRequested,
     ProposalPending,
     RunEnded,
     RunScored,
@@ -48,6 +49,15 @@ from tui.widgets.workspace import DiffView, WorkspaceView
 
 #: actions an agent's model performs (agent/llm_actions.py's registry); a person's run has none
 from agent.llm_actions import MODEL_ACTIONS  # noqa: E402
+from textual.message import Message  # noqa: E402
+
+#: what each confirm mode does, said when it is switched on (key `m`, the palette)
+MODE_NOTES = {"confirm": "each proposed action waits for you", "yolo": "actions run unasked",
+              "human": "you act by hand; the model is not asked"}
+
+
+class HandsWanted(Message):
+    """Human mode: the agent's run waits for the person's action (posted from its worker)."""
 
 
 class RunScreen(Screen):
@@ -75,13 +85,17 @@ ctrl+s saves it as a Write File step. `S`, or leaving the screen, ends the run
 (`interrupted`, after asking) and scores it.
 
 **Agent:** space pauses and resumes, `n` lets one step happen, `S` stops the run
-(`interrupted`, after asking; Escape asks too). `m` switches between confirm mode (each
-proposed action waits) and yolo mode (actions run unasked; the Final Answer still waits once
-confirm mode was on); the mode is kept with the run, so resuming it asks the same way. A
+(`interrupted`, after asking; Escape asks too). `m` cycles confirm mode (each proposed
+action waits), yolo mode (actions run unasked; the Final Answer still waits once confirm or
+human mode was on) and human mode (you act by hand with the action forms, the model is not
+asked, until you switch back; each step records who took it); the palette has each mode too.
+The mode is kept with the run, so resuming it asks the same way. A
 waiting proposal shows exactly what will run (a file write as its diff, opened at its first
 change): `y` accepts, `Y` accepts and never asks again for that action in this run, `e`
 edits it in a form, `x` rejects it with a reason the agent reads (nothing runs). The time
-left counts wall-clock time since the run started.
+left counts wall-clock time since the run started. When the agent asks for help (Request
+Help, on a run started with `--enable-actions`), its question waits in a dialog: Enter sends
+your answer, Escape gives none.
 """
 
     BINDINGS = [
@@ -147,6 +161,11 @@ left counts wall-clock time since the run started.
                 yield Button("Stop (S)", id="agent-stop", variant="error")
                 yield Static("", id="agent-state")
             yield ProposalPanel(id="confirm-panel", classes="hidden")
+            # human mode: the person's action form, as in a run by hand (filled once the run
+            # has its actions, shown while the mode is human)
+            with Horizontal(id="human-panel", classes="" if self.agent.settings.mode == "human" else "hidden"):
+                yield OptionList(id="palette", markup=False)
+                yield Vertical(Static("Waiting for the run…", id="form-hint"), id="form-holder")
         yield KeysFooter()
 
     def _task_scripts(self) -> list[str]:
@@ -272,8 +291,7 @@ left counts wall-clock time since the run started.
         if (self.agent is not None or self.human is not None) and self.is_live:
             yield "Run: stop this run", self.action_stop, "it ends interrupted (asks first)"
         if self.agent is not None and self.is_live:
-            for mode, what in (("confirm", "each proposed action waits for you"),
-                               ("yolo", "actions run unasked")):
+            for mode, what in MODE_NOTES.items():
                 yield f"Run: {mode} mode", lambda m=mode: self.set_mode(m), what
         for key, tab in (("tab-workspace", "Workspace"), ("tab-diff", "Diff"), ("tab-score", "Score")):
             yield f"Run: show the {tab} tab", lambda k=key: self.action_side_tab(k), "the files beside the step"
@@ -391,7 +409,7 @@ left counts wall-clock time since the run started.
     def on_step_recorded(self, message: StepRecorded) -> None:
         self.busy = ""
         self.add_step(message.step)
-        if self.human is not None:  # done: back to choosing the next action
+        if self.hands is not None:  # done: back to choosing the next action
             self.query_one("#form-holder").loading = False
             self.query_one("#palette").focus()
 
@@ -421,10 +439,35 @@ left counts wall-clock time since the run started.
         self.refresh_bindings()  # Pause, Step, Stop and the mode no longer apply
 
     # --- human mode ------------------------------------------------------------------------
+    @property
+    def hands(self) -> HumanSession | AgentSession | None:
+        """Who takes the person's actions by hand: a run by hand, or an agent run in human
+        mode (``AgentSession.step``); None when the person has no form to fill."""
+        if self.human is not None:
+            return self.human
+        if self.agent is not None and self.agent.settings.mode == "human":
+            return self.agent
+        return None
+
     def _model_only(self) -> list[Option]:
         """The agents' model-backed actions, listed (disabled) so a person knows they exist."""
         return [Option(f"{name} (needs a model)", id=f"model-{i}", disabled=True)
-                for i, name in enumerate(MODEL_ACTIONS) if name not in self.human.actions]
+                for i, name in enumerate(MODEL_ACTIONS) if name not in self.hands.actions]
+
+    def on_hands_wanted(self, message: HandsWanted) -> None:
+        """Human mode: the run waits for the person's action; the form is theirs (the palette
+        filled the first time, when the run's actions are known)."""
+        if self.agent is None or self.agent.settings.mode != "human" or not self.is_live:
+            return
+        self.query_one("#human-panel").remove_class("hidden")
+        palette = self.query_one("#palette", OptionList)
+        if palette.option_count == 0:
+            palette.add_options([*self.agent.actions, EDIT_FILE, *self._model_only()])
+            self.query_one("#form-hint", Static).update("Your turn: choose an action (human mode).")
+        self.query_one("#form-holder").loading = False
+        self._refresh_status()
+        if not self.query("#action-form"):
+            palette.focus()
 
     @on(OptionList.OptionSelected, "#palette")
     async def _choose_action(self, event: OptionList.OptionSelected) -> None:
@@ -434,9 +477,9 @@ left counts wall-clock time since the run started.
         holder = self.query_one("#form-holder", Vertical)
         await holder.remove_children()
         if action == EDIT_FILE:
-            form = FileEditor(self.run.workspace, self.human.main_script() or "", id="action-form")
+            form = FileEditor(self.run.workspace, self.hands.main_script() or "", id="action-form")
         else:
-            form = ActionForm(self.human.actions[action], self.human.suggested(action),
+            form = ActionForm(self.hands.actions[action], self.hands.suggested(action),
                               id="action-form")
         await holder.mount(form)
         return form
@@ -444,7 +487,7 @@ left counts wall-clock time since the run started.
     @on(ActionForm.Submitted)
     def _submit(self, event: ActionForm.Submitted) -> None:
         event.stop()
-        if self.human is not None and event.control.id == "action-form":
+        if self.hands is not None and event.control.id == "action-form":
             self.human_step(event.action, event.args)
         elif self.agent is not None:
             self.agent.decide(self._edited(event.action, event.args))
@@ -478,9 +521,11 @@ left counts wall-clock time since the run started.
     @work(thread=True, exclusive=True, group="human")
     def _human_step(self, action: str, args: dict) -> None:
         try:
-            self.human.step(action, args)
+            self.hands.step(action, args)
         except Exception as err:  # noqa: BLE001 - shown to the person, the run stays open
             self.post_message(ActionFailed(f"{action} failed: {err}"))
+            return
+        if self.human is None:  # human mode: the agent's session reports the step and the end
             return
         step = self.human.env.last_step
         if step is not None:
@@ -501,6 +546,8 @@ left counts wall-clock time since the run started.
         agent.on_step = lambda step: self.post_message(StepRecorded(step))
         agent.on_end_cb = lambda run: self.post_message(RunEnded(run))
         agent.on_proposal = lambda proposal: self.post_message(ProposalPending(proposal))
+        agent.on_turn = lambda: self.post_message(HandsWanted())
+        agent.on_help = lambda request: self.post_message(HelpRequested(request))
         agent.run_to_end()
 
     def action_toggle_pause(self) -> None:
@@ -535,6 +582,14 @@ left counts wall-clock time since the run started.
         self._refresh_status()  # the run is running now (the line still said created)
         self.refresh_bindings()
 
+    def on_help_requested(self, message: HelpRequested) -> None:
+        """The agent's Request Help: the run waits until the person answers (or declines)."""
+        from tui.screens.request_help import HelpAnswerScreen
+
+        desk = self.agent.help_desk if self.agent is not None else None
+        if desk is not None and desk.pending is not None:
+            self.app.push_screen(HelpAnswerScreen(message.request), desk.answer)
+
     def _hide_confirm(self) -> None:
         self.query_one("#confirm-panel").add_class("hidden")
         self.query_one("#confirm-form-holder", Vertical).remove_children()
@@ -555,13 +610,20 @@ left counts wall-clock time since the run started.
         self.set_mode(modes[(modes.index(self.agent.settings.mode) + 1) % len(modes)])
 
     def set_mode(self, mode: str) -> None:
-        """Confirm or yolo from now on (a proposal already waiting still waits for its answer)."""
+        """Confirm, yolo or human from now on. A proposal already waiting still waits for its
+        answer, except when the person takes over (human): it is then not run, and the action
+        form is theirs until they switch back."""
         if self.agent is None or not self.is_live:
             return
         self.agent.set_mode(mode)
+        if mode == "human":
+            self._hide_confirm()
+        else:
+            self.query_one("#human-panel").add_class("hidden")
+            self.call_later(self._close_form)
         self._refresh_status()
-        self.notify(f"{mode} mode: " + ("each proposed action waits for you" if mode == "confirm"
-                                        else "actions run unasked"), markup=False)
+        self.refresh_bindings()
+        self.notify(f"{mode} mode: " + MODE_NOTES[mode], markup=False)
 
     @on(Button.Pressed, "#confirm-accept")
     def _accept(self) -> None:

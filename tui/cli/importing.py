@@ -1,0 +1,79 @@
+"""``labcoat import mlab LOG_DIR``: MLAgentBench's runs as labcoat runs.
+
+Thin over :mod:`environments.mlab_import`: every ``env_log/trace.json`` beneath ``LOG_DIR``
+becomes a run in ``--runs-dir`` (one that was imported before is named, not made again), and a
+log that cannot be imported is said, with why, while the others go on. The exit status is 1
+when any log failed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from tui.cli.common import (
+    JSON_OPT,
+    SANDBOX_OPT,
+    Group,
+    console,
+    err_console,
+    fail,
+    stdout_for_json_only,
+)
+from tui.terminal_text import safe_line, safe_text
+
+app = typer.Typer(cls=Group, help="Bring runs of other tools in as labcoat runs.", no_args_is_help=True)
+
+
+def register(main: typer.Typer) -> None:
+    main.add_typer(app, name="import")
+
+
+@app.command("mlab")
+def mlab_cmd(
+    log_dir: Path = typer.Argument(..., help="an MLAgentBench log folder (its --log-dir), or a "
+                                   "folder of many: each env_log/trace.json beneath it is imported"),
+    task: Optional[str] = typer.Option(None, "--task", metavar="PATH_OR_NAME",
+                                       help="the task the logs ran (a task folder or suite name); "
+                                       "default: the task named in each trace"),
+    runs_dir: Path = typer.Option(Path("runs"), "--runs-dir", help="where the runs are written"),
+    sandbox: str = SANDBOX_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Import MLAgentBench runs: their steps, actions and workspace copies become labcoat runs
+    that can be browsed, scored, reported and forked."""
+    from environments.mlab_import import MlabImportError, find_logs, import_logs
+    from environments.prepare import prepare_task
+    from sandbox import SandboxError, resolve_kind
+
+    try:
+        backend = resolve_kind(sandbox)
+        if not find_logs(log_dir):
+            fail(f"{log_dir}: no MLAgentBench log beneath it (no env_log/trace.json)")
+    except (MlabImportError, SandboxError, ValueError) as err:
+        fail(str(err))
+    outcomes = []
+    with stdout_for_json_only(as_json):
+        for o in import_logs(log_dir, runs_dir, task_ref=task, sandbox=backend,
+                             prepare=lambda t: prepare_task(t, sandbox=backend)):
+            outcomes.append(o)
+            if as_json:
+                continue
+            if o.status == "failed":
+                err_console.print(safe_line(("failed", "red"), f" {o.log}: {o.error}"))
+            elif o.status == "already":
+                console.print(safe_text(f"already imported {o.log} as {o.run_dir}"))
+            else:
+                console.print(safe_line(("imported", "green"), f" {o.log} -> {o.run_dir} "
+                                        f"({o.task}, {o.steps} steps)"))
+    if as_json:
+        typer.echo(json.dumps([o.model_dump() for o in outcomes], indent=2))
+    elif outcomes:
+        done = sum(o.status != "failed" for o in outcomes)
+        console.print(safe_text(f"{done} of {len(outcomes)} logs imported; score them with "
+                                f"labcoat score {runs_dir}/<run_id> (or labcoat report {runs_dir})"))
+    if any(o.status == "failed" for o in outcomes):
+        raise typer.Exit(1)
