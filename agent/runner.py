@@ -186,6 +186,10 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
                                                                              "observation_cap", None),
                                   help_desk=hooks.help_desk or help_desk_for(run.meta.config))
         env.sandbox = SeededSandbox(env.sandbox, run.meta.seed)
+    except SandboxError as err:  # no sandbox to run in (none available, its Python not built)
+        run.finish("error", f"the sandbox could not be opened: {err} (resume with --resume)")
+        hooks.on_end(run)
+        return run.meta
     except Exception as err:
         run.finish("error", _crash_reason(err))
         hooks.on_end(run)

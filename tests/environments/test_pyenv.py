@@ -199,6 +199,21 @@ def test_a_requirement_nowhere_to_be_found_is_refused_by_name_and_source(tmp_pat
     assert not [p for p in (home / "pyenvs").iterdir() if not p.name.endswith(".lock")]
 
 
+def test_a_run_whose_requirements_cannot_be_built_ends_cleanly_saying_which(tmp_path, home):
+    """``labcoat run`` on such a task: no traceback; the run ends ``error`` with the reason."""
+    import json
+
+    from tui.cli import app
+
+    folder = task_with(tmp_path, '[python]\nrequirements = ["labcoat-no-such-pkg==9"]\n')
+    result = CliRunner().invoke(app, ["run", str(folder), "--agent", "baseline", "--sandbox", "local",
+                                      "--runs-dir", str(tmp_path / "runs"), "--no-score", "--json"])
+    assert "Traceback" not in result.output, result.output
+    [meta] = [json.loads(p.read_text()) for p in (tmp_path / "runs").glob("*/run.json")]
+    assert meta["status"] == "error"
+    assert "the sandbox could not be opened" in meta["status_reason"]
+    assert "'labcoat-no-such-pkg==9'" in meta["status_reason"]
+
 def test_the_build_sandbox_has_the_network_only_online(tmp_path, home, monkeypatch):
     """Offline, pip's sandbox has no network; online it has (to reach the index), and only it."""
     seen: list[SandboxLimits] = []
