@@ -88,7 +88,8 @@ _GENERIC = ("evaluation_details.txt",)  # fathomnet, feedback, identify-contrail
 TABLE: dict[str, MlabTask] = {t.name: t for t in [
     MlabTask(name="vectorization", metric="runtime_seconds", direction="lower",
              baseline=6.1742, baseline_from=PLOT_PY, submission=_CSV,
-             requirements=("numpy<2",),  # its starter fails under numpy 2 (ragged array)
+             # its starter fails under numpy 2 (a ragged array); pandas 3 needs numpy 2
+             requirements=("numpy<2", "pandas<3"),
              markers=Markers(problem=("vectoris", "submission.csv"),
                              eval=("submission.columns[0]",))),
     MlabTask(name="llama-inference", metric="tokens_per_second", direction="higher",
@@ -142,7 +143,10 @@ TABLE: dict[str, MlabTask] = {t.name: t for t in [
              markers=Markers(problem=_GENERIC,
                              eval=("compute_metrics_for_regression", "DIMENSIONS"))),
     MlabTask(name="identify-contrails", metric="dice", direction="higher", submission=_CSV,
-             prepare=_kaggle(), eval_reads_env=("encode.py (rle_decode)",), requirements=("tqdm",),
+             prepare=_kaggle(), eval_reads_env=("encode.py (rle_decode)",),
+             # under numpy 2 its encode.py writes run lengths as "np.int64(1)", which its eval
+             # cannot read back; pandas 3 needs numpy 2
+             requirements=("numpy<2", "pandas<3", "tqdm"),
              markers=Markers(problem=_GENERIC, eval=("rle_decode", "human_pixel_masks"))),
     MlabTask(name="amp-parkinsons-disease-progression-prediction", metric="smape",
              direction="lower", submission=_CSV, prepare=_kaggle(),

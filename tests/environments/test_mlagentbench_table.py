@@ -120,6 +120,6 @@ def test_a_recognised_folder_gets_mlagentbench_era_requirements_unless_it_says_i
     assert load_task(folder).python_requirements == ["seaborn", "datasets"]
     (folder / "scripts" / "requirements.txt").write_text("pandas>=1\n")
     assert load_task(folder).python_requirements == ["pandas>=1"]
-    assert TABLE["vectorization"].requirements == ("numpy<2",)
+    assert TABLE["vectorization"].requirements == ("numpy<2", "pandas<3")
     assert TABLE["feedback"].requirements == ("scikit-learn<1.6",)
     assert not TABLE["house-price"].requirements  # pandas and scikit-learn: labcoat's own
