@@ -13,7 +13,7 @@ the host's own reads between commands (snapshots, scoring) see it through the mo
 * **In and out.** A descriptor of the workspace directory is opened before the mount; it keeps
   reaching the underlying directory. The current content is copied into the image, and at
   close the image's content is copied back over the underlying directory through that
-  descriptor (a file whose size and mtime match is skipped, as rsync's quick check does), then
+  descriptor (a file whose size, mtime and bytes match is not written again), then
   the image is unmounted and deleted. Copies
   never follow a link (descriptor-relative, ``O_NOFOLLOW``), keep holes (a sparse file stays
   sparse) and hard links (a file linked many times is copied once), so nothing a command left
@@ -397,7 +397,7 @@ def copy_tree(src: int, dst: int, *, prune: bool = False) -> None:
     their mode, owner and times; hard links stay links; sockets and devices are left out, and
     so are folders more than ``MAX_DEPTH`` deep (the walk holds two descriptors per level).
     With ``prune``, what ``dst`` holds that ``src`` does not is removed, and a regular file
-    whose size and mtime already match is not copied again. Nothing but this copy may write
+    whose size, mtime and bytes already match is not copied again. Nothing but this copy may write
     ``dst`` meanwhile (a hard link is made by its path under ``dst``).
     """
     _copy_meta(os.fstat(src), dst, None)
@@ -470,7 +470,8 @@ def _copy_entry(sfd: int, dfd: int, name: str, rel: str, st: os.stat_result, pru
         if st.st_nlink > 1:
             linked[key] = rel
         elif (prune and old is not None and stat.S_ISREG(old.st_mode) and old.st_nlink == 1
-              and old.st_size == st.st_size and old.st_mtime_ns == st.st_mtime_ns):
+              and old.st_size == st.st_size and old.st_mtime_ns == st.st_mtime_ns
+              and _same_bytes(sfd, dfd, name)):
             _copy_meta(st, None, (dfd, name))
             return None
         if old is not None:
@@ -501,6 +502,28 @@ def _copy_file(sfd: int, dfd: int, name: str, st: os.stat_result) -> None:
             os.close(dst)
     finally:
         os.close(src)
+
+
+def _same_bytes(sfd: int, dfd: int, name: str) -> bool:
+    """Whether ``name`` holds the same bytes on both sides. Size and mtime alone (rsync's quick
+    check) prove nothing here: a command can rewrite a file in place and set its mtime back,
+    and the ctime that would tell is the image's own, bumped anyway by the hand-over's chown.
+    So a copy back reads what it skips (no write: cheaper than copying, and the host's inode,
+    links and blocks stay as they were)."""
+    a = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=sfd)
+    try:
+        b = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+        try:
+            while True:
+                chunk = os.read(a, 1 << 20)
+                if chunk != os.read(b, len(chunk) or 1):
+                    return False
+                if not chunk:
+                    return True
+        finally:
+            os.close(b)
+    finally:
+        os.close(a)
 
 
 def _copy_data(src: int, dst: int, size: int) -> None:

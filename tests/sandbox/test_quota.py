@@ -390,3 +390,36 @@ def test_a_second_process_cannot_mount_over_a_live_ones_quota(tmp_path):
         first.release()
     assert not mounted_at(ws)
     assert sorted(p.name for p in ws.iterdir()) == ["base.txt", "first.txt"]
+
+
+# Rewrites a file in place with the same size and sets its mtime back: the copy back's old
+# quick check (size and mtime, as rsync's) then kept the host's old bytes under the workspace,
+# so the folder a person opens after the run showed what the command did not leave.
+SAME_SIZE_SAME_MTIME = textwrap.dedent("""
+    import os
+    for name in ("data.csv", "sub/model.txt"):
+        st = os.stat(name)
+        with open(name, "r+b") as f:
+            f.write(b"EVIL")
+        os.utime(name, ns=(st.st_atime_ns, st.st_mtime_ns))
+    print("DONE")
+""")
+
+
+@pytest.mark.parametrize("backend", QUOTA_BACKENDS)
+def test_a_file_rewritten_with_its_old_size_and_mtime_is_copied_back(tmp_path, backend):
+    need_quota()
+    ws = tmp_path / "ws"
+    (ws / "sub").mkdir(parents=True)
+    (ws / "data.csv").write_bytes(b"good,data\n")
+    (ws / "sub" / "model.txt").write_bytes(b"good model\n")
+    (ws / "same.txt").write_bytes(b"untouched\n")
+    with make_sandbox(backend, ws, task_limits(disk_mb=DISK_MB)) as sb:
+        r = sb.exec([sb.python, "-c", SAME_SIZE_SAME_MTIME])
+        assert "DONE" in r.stdout, r.stderr
+        seen = (ws / "data.csv").read_bytes()  # what the host's snapshot reads meanwhile
+    assert seen == b"EVIL,data\n"
+    assert not mounted_at(ws)
+    assert (ws / "data.csv").read_bytes() == b"EVIL,data\n"
+    assert (ws / "sub" / "model.txt").read_bytes() == b"EVIL model\n"
+    assert (ws / "same.txt").read_bytes() == b"untouched\n"
