@@ -47,6 +47,7 @@ from sandbox.base import SECRET_NAME, ExecResult
 Show = Callable[[str], None]
 Files = dict[str, tuple[int, int]]
 
+MAX_DEPTH = 100  # folders in a task folder (a prepared copy): as deep as a snapshot goes
 MLAB_MARKER = "prepared"
 """``scripts/prepared``: MLAgentBench's own "prepare.py has run here" (its prepare_task.py)."""
 _said_prepared: set[Path] = set()  # MLAgentBench-prepared folders already announced
@@ -55,17 +56,53 @@ _said_prepared: set[Path] = set()  # MLAgentBench-prepared folders already annou
 
 
 def fingerprint(root: Path) -> str:
-    """Hash of the task folder's files (names, sizes, contents of small files)."""
+    """Hash of the task folder's files (names, sizes, contents of small files; a link by its
+    target, never followed: a task folder is untrusted, and a link to ``/proc/kmsg`` would
+    block the read)."""
     h = hashlib.sha256()
-    for p in sorted(root.rglob("*")):
-        if not p.is_file() or "__pycache__" in p.parts:
+    for rel, st in sorted(tree(root), key=lambda item: item[0].split("/")):
+        if "__pycache__" in rel.split("/"):
             continue
-        rel = p.relative_to(root).as_posix()
-        st = p.stat()
-        h.update(f"{rel}:{st.st_size}\n".encode())
-        if st.st_size < (1 << 20):
-            h.update(p.read_bytes())
+        if stat.S_ISLNK(st.st_mode):
+            h.update(f"{rel}->{os.readlink(root / rel)}\n".encode())
+        elif stat.S_ISREG(st.st_mode):
+            h.update(f"{rel}:{st.st_size}\n".encode())
+            if st.st_size < (1 << 20):
+                h.update(_read_small(root / rel))
     return h.hexdigest()[:16]
+
+
+def tree(root: Path) -> list[tuple[str, os.stat_result]]:
+    """Every entry under ``root``: its path relative to ``root`` and its ``lstat``. Iterative
+    (a tree of any depth, which prepare.py may leave, cannot exhaust the host's stack), links
+    never followed; :class:`TaskError` past ``MAX_DEPTH`` folders or for a folder that cannot
+    be listed (a path past the system's length limit)."""
+    found: list[tuple[str, os.stat_result]] = []
+    stack = [("", 0)]
+    while stack:
+        rel, depth = stack.pop()
+        try:
+            with os.scandir(root / rel if rel else root) as it:
+                entries = [(e.name, e.stat(follow_symlinks=False)) for e in it]
+        except OSError as err:
+            raise TaskError(f"{root / rel}: cannot be listed: {err.strerror or err}") from err
+        for name, st in entries:
+            child = f"{rel}/{name}" if rel else name
+            found.append((child, st))
+            if stat.S_ISDIR(st.st_mode):
+                if depth + 1 >= MAX_DEPTH:
+                    raise TaskError(f"{root / child}: more than {MAX_DEPTH} folders deep")
+                stack.append((child, depth + 1))
+    return found
+
+
+def _read_small(path: Path) -> bytes:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read(1 << 20)
+    finally:
+        os.close(fd)
 
 
 def prepared_by_mlagentbench(task: TaskSpec) -> bool:
@@ -147,15 +184,8 @@ def prepare_task(task: TaskSpec, cache: Path | None = None, timeout: float = 900
 def files_of(root: Path) -> Files:
     """Every plain file under ``root`` (links not followed, ``__pycache__`` skipped): its
     path relative to ``root`` -> (size, mtime in ns)."""
-    out: Files = {}
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        for name in files:
-            path = Path(folder) / name
-            st = path.lstat()
-            if stat.S_ISREG(st.st_mode):
-                out[path.relative_to(root).as_posix()] = (st.st_size, st.st_mtime_ns)
-    return out
+    return {rel: (st.st_size, st.st_mtime_ns) for rel, st in tree(root)
+            if stat.S_ISREG(st.st_mode) and "__pycache__" not in rel.split("/")}
 
 
 def produced(before: Files, after: Files) -> bool:
@@ -243,16 +273,14 @@ def check_within(root: Path) -> None:
     stays inside ``root``: the host reads a task folder (and copies it) following links, and a
     fifo or device would hang or feed those reads."""
     top = root.resolve()
-    for folder, dirs, files in os.walk(root):
-        for name in dirs + files:
-            path = Path(folder) / name
-            st = path.lstat()
-            if stat.S_ISLNK(st.st_mode):
-                target = (path.parent / os.readlink(path)).resolve()
-                if target != top and top not in target.parents:
-                    raise TaskError(f"{path}: a link out of the task folder (to {target})")
-            elif not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
-                raise TaskError(f"{path}: not a plain file or folder")
+    for rel, st in tree(root):
+        path = root / rel
+        if stat.S_ISLNK(st.st_mode):
+            target = (path.parent / os.readlink(path)).resolve()
+            if target != top and top not in target.parents:
+                raise TaskError(f"{path}: a link out of the task folder (to {target})")
+        elif not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+            raise TaskError(f"{path}: not a plain file or folder")
 
 
 def _terminal() -> int | None:

@@ -14,7 +14,14 @@ import threading
 
 import pytest
 
-from environments.prepare import files_of, prepare_task, prepared_dir, produced
+from environments.prepare import (
+    check_within,
+    files_of,
+    fingerprint,
+    prepare_task,
+    prepared_dir,
+    produced,
+)
 from environments.task import TaskError, load_task
 from tests.conftest import write_task
 from tests.sandbox.backends import docker_marks
@@ -256,3 +263,54 @@ def test_again_that_fails_leaves_no_stale_copy(tmp_path, monkeypatch):
     with pytest.raises(TaskError, match="download failed"):
         prepare(root, tmp_path, show=Said(), again=True)
     assert not prepared_dir(load_task(root), tmp_path / "cache").exists()
+
+
+# ------------------------------------------------------------------ what prepare.py leaves
+
+def deep_tree(root, depth: int) -> None:
+    fd = os.open(root, os.O_RDONLY)
+    for _ in range(depth):
+        os.mkdir("d", dir_fd=fd)
+        fd, old = os.open("d", os.O_RDONLY, dir_fd=fd), fd
+        os.close(old)
+    os.close(fd)
+
+
+def remove_deep(root) -> None:
+    """One level at a time (shutil.rmtree, as pytest's cleanup, recurses)."""
+    while (root / "d").exists():
+        if (root / "d" / "d").exists():
+            os.rename(root / "d" / "d", root / "up")
+            os.rmdir(root / "d")
+            os.rename(root / "up", root / "d")
+        else:
+            os.rmdir(root / "d")
+
+
+def test_a_very_deep_tree_left_by_prepare_is_refused_cleanly(tmp_path):
+    """The host walks what prepare.py left (links, kinds, what it produced). Where no quota
+    image cuts a copy at 256 folders (not root), a walk that recursed raised RecursionError:
+    a traceback instead of a task error."""
+    (tmp_path / "env").mkdir()
+    (tmp_path / "env" / "data.csv").write_text("x\n")
+    deep_tree(tmp_path / "env", 1500)
+    with pytest.raises(TaskError, match="folders deep"):
+        check_within(tmp_path)
+    with pytest.raises(TaskError, match="folders deep"):
+        files_of(tmp_path)
+    remove_deep(tmp_path / "env")
+
+
+def test_the_fingerprint_reads_no_link(tmp_path):
+    """A task folder is untrusted: its fingerprint (the prepared copy's name) names a link by
+    its target and never reads through it (a link to /proc/kmsg would block labcoat)."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("one")
+    root = write_task(tmp_path / "t", files={"scripts/prepare.py": "pass\n"})
+    (root / "env" / "link").symlink_to(outside)
+    first = fingerprint(root)
+    outside.write_text("two")
+    assert fingerprint(root) == first
+    (root / "env" / "link").unlink()
+    (root / "env" / "link").symlink_to(tmp_path / "elsewhere.txt")
+    assert fingerprint(root) != first
