@@ -13,6 +13,8 @@ same depth count (:func:`environments.channel.json_depth`): that file stands alo
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 from environments.channel import json_depth
@@ -44,7 +46,10 @@ def loads_json(data: str | bytes, *, max_bytes: int, max_depth: int, what: str =
 def read_capped(path: Path, max_bytes: int) -> bytes:
     """The bytes of ``path``, never reading more than ``max_bytes + 1`` of them: a larger file
     is a :class:`LimitError` (``<path>: larger than N bytes``), however large it is."""
-    with open(path, "rb") as f:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO cannot block it
+    with open(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise LimitError(f"{path}: not a regular file")
         data = f.read(max_bytes + 1)
     if len(data) > max_bytes:
         raise LimitError(f"{path}: larger than {max_bytes} bytes")

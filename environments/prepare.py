@@ -40,14 +40,14 @@ from pathlib import Path
 from typing import Literal
 
 from environments.home import labcoat_home
-from environments.task import TaskError, TaskSpec, load_task
+from environments.safefs import WorkspaceError, WorkspaceFS
+from environments.task import TaskError, TaskSpec, check_folder, folder_entries, load_task
 from environments.untrusted import visible
 from sandbox.base import SECRET_NAME, ExecResult
 
 Show = Callable[[str], None]
 Files = dict[str, tuple[int, int]]
 
-MAX_DEPTH = 100  # folders in a task folder (a prepared copy): as deep as a snapshot goes
 MLAB_MARKER = "prepared"
 """``scripts/prepared``: MLAgentBench's own "prepare.py has run here" (its prepare_task.py)."""
 _said_prepared: set[Path] = set()  # MLAgentBench-prepared folders already announced
@@ -60,7 +60,7 @@ def fingerprint(root: Path) -> str:
     target, never followed: a task folder is untrusted, and a link to ``/proc/kmsg`` would
     block the read)."""
     h = hashlib.sha256()
-    for rel, st in sorted(tree(root), key=lambda item: item[0].split("/")):
+    for rel, st in sorted(folder_entries(root), key=lambda item: item[0].split("/")):
         if "__pycache__" in rel.split("/"):
             continue
         if stat.S_ISLNK(st.st_mode):
@@ -70,30 +70,6 @@ def fingerprint(root: Path) -> str:
             if st.st_size < (1 << 20):
                 h.update(_read_small(root / rel))
     return h.hexdigest()[:16]
-
-
-def tree(root: Path) -> list[tuple[str, os.stat_result]]:
-    """Every entry under ``root``: its path relative to ``root`` and its ``lstat``. Iterative
-    (a tree of any depth, which prepare.py may leave, cannot exhaust the host's stack), links
-    never followed; :class:`TaskError` past ``MAX_DEPTH`` folders or for a folder that cannot
-    be listed (a path past the system's length limit)."""
-    found: list[tuple[str, os.stat_result]] = []
-    stack = [("", 0)]
-    while stack:
-        rel, depth = stack.pop()
-        try:
-            with os.scandir(root / rel if rel else root) as it:
-                entries = [(e.name, e.stat(follow_symlinks=False)) for e in it]
-        except OSError as err:
-            raise TaskError(f"{root / rel}: cannot be listed: {err.strerror or err}") from err
-        for name, st in entries:
-            child = f"{rel}/{name}" if rel else name
-            found.append((child, st))
-            if stat.S_ISDIR(st.st_mode):
-                if depth + 1 >= MAX_DEPTH:
-                    raise TaskError(f"{root / child}: more than {MAX_DEPTH} folders deep")
-                stack.append((child, depth + 1))
-    return found
 
 
 def _read_small(path: Path) -> bytes:
@@ -155,36 +131,45 @@ def prepare_task(task: TaskSpec, cache: Path | None = None, timeout: float = 900
         fcntl.flock(lock, fcntl.LOCK_EX)
         if again:
             marker.unlink(missing_ok=True)
-            shutil.rmtree(dest, ignore_errors=True)
+            _discard(dest)
         if marker.exists():
             return load_task(dest, task.name)
         tmp = cache / f".{dest.name}.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        check_within(task.root)  # a link out of the folder would copy a host file in
+        _discard(tmp)  # a killed prepare's
+        check_folder(task.root)  # a link out of the folder would copy a host file in
         shutil.copytree(task.root, tmp, ignore=shutil.ignore_patterns("__pycache__"))
         try:
             before = files_of(tmp)
             result = run_prepare(task, tmp, sandbox=sandbox, timeout=timeout, stdin=stdin,
                                  show=show)
-            check_within(tmp)  # what prepare.py left is read by the host from now on
+            check_folder(tmp)  # what prepare.py left is read by the host from now on
             if not produced(before, files_of(tmp)):
                 raise TaskError(
                     f"{task.prepare_path}: prepare.py exited 0 but added or changed no file in "
                     "its copy of the task (did a download fail?); nothing is kept, so the next "
                     f"run prepares again{_tail(result.stderr + result.stdout, task)}")
         except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
+            _discard(tmp)
             raise
-        shutil.rmtree(dest, ignore_errors=True)
+        _discard(dest)
         tmp.rename(dest)
         marker.write_text("ok\n")
     return load_task(dest, task.name)
 
 
+def _discard(path: Path) -> None:
+    """Remove a copy prepare.py wrote into, if there: by descriptor and without recursion
+    (``shutil.rmtree`` recurses, and prepare.py may leave a tree of any depth)."""
+    try:
+        WorkspaceFS(path).remove_root()
+    except WorkspaceError:
+        pass
+
+
 def files_of(root: Path) -> Files:
     """Every plain file under ``root`` (links not followed, ``__pycache__`` skipped): its
     path relative to ``root`` -> (size, mtime in ns)."""
-    return {rel: (st.st_size, st.st_mtime_ns) for rel, st in tree(root)
+    return {rel: (st.st_size, st.st_mtime_ns) for rel, st in folder_entries(root)
             if stat.S_ISREG(st.st_mode) and "__pycache__" not in rel.split("/")}
 
 
@@ -266,21 +251,6 @@ def _hiding(show: Show, secrets: list[str]) -> Show:
     """``show`` with the declared credentials' values hidden from what it is given (per chunk
     of output: a value split between two chunks is not caught)."""
     return (lambda text: show(_hide(text, secrets))) if secrets else show
-
-
-def check_within(root: Path) -> None:
-    """TaskError unless everything under ``root`` is a folder, a plain file, or a link that
-    stays inside ``root``: the host reads a task folder (and copies it) following links, and a
-    fifo or device would hang or feed those reads."""
-    top = root.resolve()
-    for rel, st in tree(root):
-        path = root / rel
-        if stat.S_ISLNK(st.st_mode):
-            target = (path.parent / os.readlink(path)).resolve()
-            if target != top and top not in target.parents:
-                raise TaskError(f"{path}: a link out of the task folder (to {target})")
-        elif not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
-            raise TaskError(f"{path}: not a plain file or folder")
 
 
 def _terminal() -> int | None:

@@ -13,6 +13,7 @@ broken folder fails once, naming the file, instead of half-way through a run. A 
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -29,6 +30,7 @@ from pydantic import (
 
 from environments.limits import LimitError, read_capped
 from environments.mlagentbench import Recognition, recognise_folder
+from environments.task_tree import FolderError, check_within, tree
 from sandbox.pyenv import requirement_line, requirement_lines
 
 DEFAULT_THRESHOLD = 0.10
@@ -284,6 +286,22 @@ def _read_globs(path: Path) -> list[str]:
     return globs
 
 
+def check_folder(root: Path) -> None:
+    """:func:`environments.task_tree.check_within`, its error a :class:`TaskError`."""
+    try:
+        check_within(root)
+    except FolderError as err:
+        raise TaskError(str(err)) from err
+
+
+def folder_entries(root: Path) -> list[tuple[str, os.stat_result]]:
+    """:func:`environments.task_tree.tree`, its error a :class:`TaskError`."""
+    try:
+        return tree(root)
+    except FolderError as err:
+        raise TaskError(str(err)) from err
+
+
 def load_task(root: str | Path, name: str | None = None) -> TaskSpec:
     """Load and validate a task folder; raises :class:`TaskError` naming the broken file.
 
@@ -292,6 +310,7 @@ def load_task(root: str | Path, name: str | None = None) -> TaskSpec:
     root = Path(root).resolve()
     if not root.is_dir():
         raise TaskError(f"{root}: not a task folder (no such directory)")
+    check_folder(root)  # before any read: a FIFO would block it, a link out would reach the host
     toml_path = root / "task.toml"
     data: dict = {}
     recognised = None

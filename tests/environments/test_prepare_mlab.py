@@ -15,14 +15,13 @@ import threading
 import pytest
 
 from environments.prepare import (
-    check_within,
     files_of,
     fingerprint,
     prepare_task,
     prepared_dir,
     produced,
 )
-from environments.task import TaskError, load_task
+from environments.task import TaskError, check_folder, load_task
 from tests.conftest import write_task
 from tests.sandbox.backends import docker_marks
 
@@ -295,7 +294,7 @@ def test_a_very_deep_tree_left_by_prepare_is_refused_cleanly(tmp_path):
     (tmp_path / "env" / "data.csv").write_text("x\n")
     deep_tree(tmp_path / "env", 1500)
     with pytest.raises(TaskError, match="folders deep"):
-        check_within(tmp_path)
+        check_folder(tmp_path)
     with pytest.raises(TaskError, match="folders deep"):
         files_of(tmp_path)
     remove_deep(tmp_path / "env")
@@ -314,3 +313,18 @@ def test_the_fingerprint_reads_no_link(tmp_path):
     (root / "env" / "link").unlink()
     (root / "env" / "link").symlink_to(tmp_path / "elsewhere.txt")
     assert fingerprint(root) != first
+
+
+DEEP_PREPARE = ('import os\nopen("../env/data.csv", "w").write("x\\n")\n'
+                'fd = os.open("../env", os.O_RDONLY)\n'
+                'for _ in range(1500):\n'
+                '    os.mkdir("d", dir_fd=fd)\n'
+                '    fd = os.open("d", os.O_RDONLY, dir_fd=fd)\n')
+
+
+def test_a_prepare_that_leaves_a_very_deep_tree_fails_and_leaves_nothing(tmp_path):
+    root = write_task(tmp_path / "deep", files={"scripts/prepare.py": DEEP_PREPARE})
+    with pytest.raises(TaskError, match="folders deep"):
+        prepare(root, tmp_path, show=Said())
+    assert not list((tmp_path / "cache").glob(".*.tmp"))
+    assert not prepared_dir(load_task(root), tmp_path / "cache").exists()

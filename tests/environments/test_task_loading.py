@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import os
+import threading
+
 import pytest
 
 from environments.suite import list_tasks, resolve_task
@@ -70,3 +73,51 @@ def test_a_retired_key_says_what_replaced_it(tmp_path):
     message = str(info.value)
     assert "task.toml" in message and "in_process_scoring is gone" in message
     assert "scripts/produce.py" in message and "score(outputs)" in message
+
+
+# A task folder is untrusted input. The host reads its files by path at load (task.toml, the
+# research problem, eval.py, the read-only list): a FIFO there hung labcoat (and the TUI's task
+# list) forever at the first read; a link out read a host file. Each must be one clear error.
+def _fifo(path) -> None:
+    path.unlink(missing_ok=True)
+    os.mkfifo(path)
+
+
+@pytest.mark.parametrize(
+    ("plant", "why"),
+    [
+        (lambda r: _fifo(r / "scripts" / "research_problem.txt"), "not a plain file"),
+        (lambda r: _fifo(r / "task.toml"), "not a plain file"),
+        (lambda r: _fifo(r / "env" / "data.txt"), "not a plain file"),
+        (lambda r: ((r / "scripts" / "research_problem.txt").unlink(),
+                    (r / "scripts" / "research_problem.txt").symlink_to("/proc/kmsg")), "out of the task"),
+        (lambda r: (r / "env" / "loop").symlink_to("loop"), "cannot be resolved"),
+        (lambda r: (r / "env" / "up").symlink_to("../.."), "out of the task"),
+    ],
+    ids=["fifo-problem", "fifo-toml", "fifo-data", "link-to-kmsg", "link-loop", "link-up"],
+)
+def test_a_task_folder_holding_a_fifo_or_a_link_out_is_refused_at_load(tmp_path, plant, why):
+    root = write_task(tmp_path / "hostile")
+    plant(root)
+    box: dict = {}
+
+    def load() -> None:
+        try:
+            load_task(root)
+        except TaskError as err:
+            box["error"] = str(err)
+
+    worker = threading.Thread(target=load, daemon=True)
+    worker.start()
+    worker.join(30)
+    if worker.is_alive():  # release the blocked open so the thread can end
+        fd = os.open(root / "scripts" / "research_problem.txt", os.O_WRONLY | os.O_NONBLOCK)
+        os.close(fd)
+        pytest.fail("load_task blocked on a FIFO in the task folder")
+    assert why in box.get("error", ""), box
+
+
+def test_links_inside_the_task_folder_still_load(tmp_path):
+    root = write_task(tmp_path / "linked")
+    (root / "env" / "alias.txt").symlink_to("data.txt")
+    assert load_task(root).name == "linked"
