@@ -18,7 +18,9 @@ scratch copy, so a link into the task's private files is no submission. A task w
 ``scripts/produce.py`` runs the submission first, in its own sandbox
 (``environments/submission.py``); a timed task runs it against the pristine ``env/`` in
 interleaved pairs (``environments/timing.py``). What a result means for a run (its baseline,
-improvement, success) is ``environments/scoring.py``'s.
+improvement, success) is ``environments/scoring.py``'s. Several steps of a run in turn (a
+data-only task's ``--all-steps``) keep one scratch and one trusted sandbox instead
+(``environments/score_scratch.py``, which uses :func:`open_trusted` and :func:`run_trusted`).
 """
 
 from __future__ import annotations
@@ -296,21 +298,40 @@ def reset_workspace(task: TaskSpec, source_dir: Path, space: Path, sb) -> None:
 
 # --- the trusted phase -------------------------------------------------------------------
 
+def trusted_mounts(task: TaskSpec) -> list[Mount]:
+    """What the trusted phase's sandbox mounts: labcoat's code, the task's ``scripts/`` and its
+    pristine ``env/``, all read-only."""
+    return [*code_mounts(), Mount(source=task.scripts_dir, target=TASK_SCRIPTS, read_only=True),
+            Mount(source=task.env_dir, target=TASK_ENV, read_only=True)]
+
+
+def open_trusted(task: TaskSpec, folder: Path, sandbox: str, timeout: float | None = None):
+    """A sandbox for the trusted phase over ``folder`` (kept open across a run's steps by
+    :mod:`environments.score_scratch`)."""
+    return open_sandbox(sandbox, folder, _limits(task, timeout or task.limits.eval_timeout),
+                        trusted_mounts(task))
+
+
 def _trusted(task: TaskSpec, folder: Path, sandbox: str, function: str, timeout: float,
              each: bool = False) -> EvalResult:
     """Phase (b): the task's pristine ``eval.py`` over ``folder`` (outputs, or data-only files)."""
-    mounts = [*code_mounts(), Mount(source=task.scripts_dir, target=TASK_SCRIPTS, read_only=True),
-              Mount(source=task.env_dir, target=TASK_ENV, read_only=True)]
-    nonce = secrets.token_hex(16)
     try:
-        with open_sandbox(sandbox, folder, _limits(task, timeout), mounts) as sb:
-            result = sb.exec(
-                [sb.python, "-I", "-c", RUNNER_SOURCE, sb.path_for(TASK_SCRIPTS), sb.workdir,
-                 function, CHILD_SOURCE, "1" if each else "0"],
-                stdin=nonce + "\n",
-            )
+        with open_trusted(task, folder, sandbox, timeout) as sb:
+            return run_trusted(sb, function, timeout, each)
     except (SandboxError, OSError, ValueError) as err:
         return EvalResult(failure="infrastructure", detail=f"{type(err).__name__}: {err}")
+
+
+def run_trusted(sb, function: str, timeout: float, each: bool = False) -> EvalResult:
+    """The trusted runner's one command in ``sb`` (:func:`open_trusted`'s), its report read
+    from the line tagged with a nonce made for this command alone. Raises the sandbox's
+    errors (the caller decides what a lost sandbox means)."""
+    nonce = secrets.token_hex(16)
+    result = sb.exec(
+        [sb.python, "-I", "-c", RUNNER_SOURCE, sb.path_for(TASK_SCRIPTS), sb.workdir,
+         function, CHILD_SOURCE, "1" if each else "0"],
+        stdin=nonce + "\n",
+    )
     if result.timed_out:
         return EvalResult(seconds=result.seconds, failure="timeout",
                           detail=f"eval.py ran past {timeout:g} s")

@@ -2,10 +2,11 @@
 
 A step's workspace is restored from its snapshot into a scratch folder and evaluated in the
 sandbox (:func:`environments.evaluate.evaluate`: pristine task files, the two-phase contract of
-``environments/submission.py``); the result becomes a :class:`Score` against the task's
-baseline (:mod:`environments.baselines` decides which). Each step's score is recorded
-(``scores.json``, the run's improvement curve), the last step's also as ``score.json`` (the
-run's result).
+``environments/submission.py``; several steps of a data-only task in one scratch and one
+sandbox kept in step, :mod:`environments.score_scratch`); the result becomes a :class:`Score`
+against the task's baseline (:mod:`environments.baselines` decides which). Each step's score
+is recorded (``scores.json``, the run's improvement curve), the last step's also as
+``score.json`` (the run's result).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from environments.baselines import improvement, scored_against
 from environments.evaluate import EvalResult, FailureReason, evaluate
 from environments.runs import RunDir, now
 from environments.safefs import temporary_folder
+from environments.score_scratch import StepScorer
 from environments.task import TaskSpec
 
 
@@ -111,14 +113,19 @@ class _Restored:
 
 
 def _restore_and_evaluate(run: RunDir, task: TaskSpec, index: int, sandbox: str,
-                          into: _Restored | None = None) -> EvalResult:
+                          into: _Restored | None = None,
+                          scorer: StepScorer | None = None) -> EvalResult:
+    """Step ``index`` restored and evaluated: alone (a fresh scratch and sandbox), or by
+    ``scorer``, which keeps one of each across the steps it is given."""
     if into is None:
         with temporary_folder("labcoat-restore-") as tmp:
-            return _restore_and_evaluate(run, task, index, sandbox, _Restored(run, tmp))
+            return _restore_and_evaluate(run, task, index, sandbox, _Restored(run, tmp), scorer)
     try:
         into.restore(index)
     except Exception as err:  # noqa: BLE001 - a broken snapshot is an infrastructure failure
         return EvalResult(failure="infrastructure", detail=f"cannot restore step {index}: {err}")
+    if scorer is not None:
+        return scorer.evaluate(into.folder)
     return evaluate(task, into.folder, sandbox)
 
 
@@ -161,13 +168,14 @@ def _manifest_key(run: RunDir, index: int) -> str | None:
 
 
 def _evaluate_step(run: RunDir, task: TaskSpec, index: int, sandbox: str,
-                   seen: dict[str, EvalResult], into: _Restored) -> EvalResult:
+                   seen: dict[str, EvalResult], into: _Restored,
+                   scorer: StepScorer | None = None) -> EvalResult:
     """Step ``index``'s evaluation, reused from ``seen`` when an identical workspace was
     evaluated already (an infrastructure failure is tried again)."""
     key = _manifest_key(run, index)
     if key is not None and key in seen:
         return seen[key]
-    result = _restore_and_evaluate(run, task, index, sandbox, into)
+    result = _restore_and_evaluate(run, task, index, sandbox, into, scorer)
     if key is not None and result.failure != "infrastructure":
         seen[key] = result
     return result
@@ -178,18 +186,21 @@ def score_steps(run: RunDir, task: TaskSpec, steps: list[int] | None = None,
     """Score several steps' snapshots (default: every step) so the run's curve exists.
 
     A step whose workspace is identical to an already scored one (a List Files, an Understand
-    File) reuses that evaluation. Writes ``scores.json``, and ``score.json`` when the last
-    step is among them.
+    File) reuses that evaluation. The steps are restored in turn into one private folder and,
+    for a data-only task, evaluated in one scratch and one sandbox synced to each step
+    (:class:`environments.score_scratch.StepScorer`): a step costs what changed plus one
+    ``lstat`` per file, not a copy of every file and a new sandbox. Writes ``scores.json``,
+    and ``score.json`` when the last step is among them.
     """
     last = len(run.steps())
     wanted = steps if steps is not None else pick_steps(last, points)
     seen: dict[str, EvalResult] = {}
     scores = []
-    with temporary_folder("labcoat-restore-") as tmp:
+    with temporary_folder("labcoat-restore-") as tmp, StepScorer(task, sandbox) as scorer:
         into = _Restored(run, tmp)
         for i, index in enumerate(wanted):
-            result = (_evaluate_step(run, task, index, sandbox, seen, into) if 0 <= index <= last
-                      else _no_step(index, last))
+            result = (_evaluate_step(run, task, index, sandbox, seen, into, scorer)
+                      if 0 <= index <= last else _no_step(index, last))
             scores.append(make_score(task, result, index, sandbox))
             if progress:
                 progress(i + 1, len(wanted), scores[-1])

@@ -1,0 +1,84 @@
+"""Host cost of scoring a run's steps as its workspace grows: 0 / 1k / 10k small files.
+
+A data-only task (the tests' tiny task: eval.py reads ``result.txt``); step 1 runs a script that
+lays ``n`` small files in the workspace (a dataset the agent unpacks), each later step writes
+``result.txt`` anew (one small file changed, so no two steps are the same workspace). The same
+run is then scored both ways, in the same process:
+
+* ``all-steps``: ``score_steps`` (one scratch and one sandbox synced to each step,
+  ``environments/score_scratch.py``): ms per later step (the median time between two steps'
+  progress calls), and the first step (which lays every file and opens the sandbox);
+* ``alone``: ``score_run(run, task, step=k)`` for each step, what every step cost before (a
+  fresh scratch copy of every file and a fresh sandbox): the median ms per later step;
+* their ratio, and how each grows from the empty workspace.
+
+    python tests/benchmarks/bench_score_scale.py [--sizes 0,1000,10000] [--steps 6] [--sandbox local]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tests.benchmarks.bench_workspace_scale import unpack_script
+
+
+def one(n: int, steps: int, sandbox: str) -> dict:
+    from agent.actor import Proposal
+    from agent.replay import ReplayActor
+    from agent.runner import create_run, drive
+    from environments.scoring import score_run, score_steps
+    from tests.conftest import write_task
+
+    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
+        os.environ["LABCOAT_HOME"] = str(Path(tmp) / "home")
+        task_root = write_task(Path(tmp) / "task", files={"env/unpack.py": unpack_script(n)})
+        actions = [Proposal(action="Execute Script", args={"script_name": "unpack.py"})]
+        actions += [Proposal(action="Write File", args={"file_name": "result.txt", "content": str(k)})
+                    for k in range(2, steps + 1)]
+        actor = ReplayActor(actions)
+        run, task = create_run(task_root, actor, Path(tmp) / "runs", sandbox=sandbox)
+        drive(run, task, actor)
+        assert len(run.steps()) == steps, [s.observation for s in run.steps()][-1:]
+
+        marks = [time.perf_counter()]
+        scores = score_steps(run, task, sandbox=sandbox,
+                             progress=lambda *_: marks.append(time.perf_counter()))
+        together = [b - a for a, b in itertools.pairwise(marks)]
+        alone, values = [], []
+        for k in range(1, steps + 1):
+            t = time.perf_counter()
+            values.append(score_run(run, task, step=k, sandbox=sandbox).value)
+            alone.append(time.perf_counter() - t)
+        assert [s.value for s in scores] == values, ([s.value for s in scores], values)
+        return {"files": n, "first_s": together[0], "step_s": statistics.median(together[1:]),
+                "alone_s": statistics.median(alone[1:])}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="0,1000,10000")
+    parser.add_argument("--steps", type=int, default=6)
+    parser.add_argument("--sandbox", default="local")
+    args = parser.parse_args()
+    rows = [one(int(s), args.steps, args.sandbox) for s in args.sizes.split(",")]
+    e_new, e_old = rows[0]["step_s"], rows[0]["alone_s"]
+    print(f"{'files':>8} {'all-steps ms/step':>18} {'x empty':>8} {'alone ms/step':>14} "
+          f"{'x empty':>8} {'alone/all-steps':>16} {'first step ms':>14}")
+    for r in rows:
+        print(f"{r['files']:>8,} {r['step_s'] * 1000:>18.0f} {r['step_s'] / e_new:>7.2f}x "
+              f"{r['alone_s'] * 1000:>14.0f} {r['alone_s'] / e_old:>7.2f}x "
+              f"{r['alone_s'] / r['step_s']:>15.1f}x {r['first_s'] * 1000:>14.0f}")
+
+
+if __name__ == "__main__":
+    main()
