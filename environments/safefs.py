@@ -257,7 +257,7 @@ class WorkspaceFS:
     @_named_errors
     def stats(self, rel: str) -> list[tuple[str, os.stat_result]]:
         """(name, ``lstat``) of each entry of folder ``rel``, unsorted: :meth:`listdir` at
-        the least cost per name, for snapshots that stat every file of a large workspace."""
+        the least cost per name (a list: the caller may change the folder as it goes)."""
         with self.folder(rel) as fd, os.scandir(fd) as it:
             found = []
             for e in it:
@@ -266,6 +266,42 @@ class WorkspaceFS:
                 except FileNotFoundError:
                     continue
             return found
+
+    def iter_stats(self, rel: str) -> Iterator[tuple[str, os.stat_result]]:
+        """:meth:`stats` as the listing goes, holding one descriptor of the folder until
+        exhausted or closed: no list is built, so a snapshot compares each of a large
+        workspace's files as it comes (the cost left per unchanged file is its ``lstat``).
+        Change nothing in the folder and open no other folder while it runs."""
+        try:
+            with self.folder(rel) as fd, os.scandir(fd) as it:
+                for e in it:
+                    try:
+                        st = e.stat(follow_symlinks=False)
+                    except FileNotFoundError:
+                        continue
+                    yield e.name, st
+        except OSError as err:  # WorkspaceError is a ValueError: it passes as it is
+            raise _os_error(rel, err) from None
+
+    @contextmanager
+    def opener(self, rel: str) -> Iterator[Callable[[str], int]]:
+        """A function opening the regular files of folder ``rel`` by name, each through one
+        descriptor of the folder (walked once, not once per file): it returns a descriptor
+        open for reading, which the caller closes. As :meth:`open_read`, a link, FIFO, socket
+        or device is refused without blocking, and a name must be one component."""
+        base = "/".join(split(rel))
+        with self.folder(rel) as dfd:
+            def open_file(name: str) -> int:
+                shown = f"{base}/{name}" if base else name
+                if not name or "/" in name or name in (".", ".."):
+                    raise WorkspaceError(f"{shown!r}: not a name in this folder")
+                try:
+                    return _open_regular_at(dfd, name, shown)
+                except WorkspaceError:
+                    raise
+                except OSError as err:
+                    raise _os_error(shown, err) from None
+            yield open_file
 
     # --- writing --------------------------------------------------------------------------------
 

@@ -12,11 +12,14 @@ the sandbox runs nothing between commands, when snapshots are taken, so the chec
 raced; a ctime of the clock tick the snapshot began in is not kept (a write right after it
 could be stamped the same: git's "racy" entries), so that file is read again next step. That
 check is one ``lstat`` per file, the cost left per unchanged file (no journal of what the
-sandbox wrote exists to skip it). Each folder's entry also carries a hash of its content
-alone (names, file hashes, modes: no ``lstat`` key), the count of files beneath it and their
-bytes not in the task's folder, so comparing two steps, scoring's "same workspace" key, the
-disk cap and restoring one step over another (scoring's curve) need no walk of what did not
-change.
+sandbox wrote exists to skip it): each is compared as the folder's listing comes, and a folder
+found unchanged is kept as stored, never rebuilt entry by entry. A changed file is read once,
+through one descriptor of its folder: hashed as it is copied into the store (a copy dropped
+when its object exists or it is the task's own). Each folder's entry also carries a hash of
+its content alone (names, file hashes, modes: no ``lstat`` key), the count of files beneath
+it and their bytes not in the task's folder, so comparing two steps, scoring's "same
+workspace" key, the disk cap and restoring one step over another (scoring's curve) need no
+walk of what did not change.
 
 Files still identical to the task's pristine ``env/`` are not copied at all: the tree marks
 them ``base`` and a restore copies them from the task folder (checking the hash), which keeps
@@ -40,10 +43,10 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from stat import S_ISDIR, S_ISLNK, S_ISREG
+from stat import S_IFREG, S_ISDIR, S_ISLNK, S_ISREG
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
@@ -189,10 +192,31 @@ def _digest(chunks: Iterable[bytes]) -> str:
     return h.hexdigest()
 
 
+def _fd_chunks(fd: int) -> Iterator[bytes]:
+    while chunk := os.read(fd, CHUNK):
+        yield chunk
+
+
 def _file_chunks(path: Path) -> Iterable[bytes]:
     with path.open("rb") as f:
         while chunk := f.read(CHUNK):
             yield chunk
+
+
+_OBJECT_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _fsync_write(path: Path, data: str) -> None:
@@ -237,10 +261,24 @@ def over_cap_note(added: int, cap_bytes: int) -> str:
 class _Changed:
     """A folder in which something changed (pass 1 of :meth:`SnapshotStore.take`): files kept
     from the previous step (its stored ``Leaf`` list) or to hash (``os.stat_result``), and
-    subfolders, each unchanged (``Sub``) or changed."""
+    subfolders, each unchanged (``Sub``) or changed. Only such folders are built entry by
+    entry; an unchanged one is its previous ``Sub``."""
 
     files: dict[str, list | os.stat_result] = field(default_factory=dict)
     dirs: dict[str, Sub | _Changed] = field(default_factory=dict)
+
+
+@dataclass
+class _Here:
+    """A changed folder in pass 2 of :meth:`SnapshotStore.take`: its files, opened through one
+    descriptor of it (:meth:`WorkspaceFS.opener`), and the task's own files there."""
+
+    open: Callable[[str], int]
+    base: Callable[[str], list | None]
+
+
+_S_IFMT = 0o170000  # the file-type bits of st_mode
+_NO_TREE: dict[str, dict] = {"f": {}, "d": {}}  # a folder the previous step did not have (never written to)
 
 
 @dataclass
@@ -267,6 +305,8 @@ class SnapshotStore:
         self.objects.mkdir(parents=True, exist_ok=True)
         self.manifests.mkdir(parents=True, exist_ok=True)
         self.base_dir = base_dir
+        self._objects_dir = str(self.objects)
+        self._made: set[str] = set()  # object folders known to exist (see _fan_out)
         self._last: Manifest | None = None
         self._initial: Manifest | None = None
         self._cache: dict[str, dict] = {}
@@ -369,32 +409,114 @@ class SnapshotStore:
             self._initial = self.load(labels[0]) if labels else None
         return self._initial
 
-    def _base_sha(self, rel: str) -> str | None:
+    def _base_files(self, rel: str) -> Callable[[str], list | None]:
+        """The task's own files in folder ``rel`` (those marked ``base`` in the run's first
+        snapshot): name -> that snapshot's entry (sha first, size second), or None. Found once
+        per changed folder, not once per file."""
         initial = self._initial_manifest()
-        entry = self._lookup(initial, rel) if initial is not None else None
-        return entry.sha if entry is not None and entry.base else None
+        if initial is None:
+            return lambda name: None
+        if initial.flat is not None:  # an old run's: every file listed by path
+            flat = initial.flat
 
-    def _same_as_base(self, rel: str, size: int, sha: str) -> bool:
-        base = self.base_dir / rel if self.base_dir else None
-        return bool(base and base.is_file() and base.stat().st_size == size and _sha256(base) == sha)
+            def listed(name: str) -> list | None:
+                e = flat.get(_join(rel, name))
+                return [e.sha, e.size] if e is not None and e.base else None
+            return listed
+        sub = initial.root
+        for part in rel.split("/") if rel else ():
+            v = self.tree(sub.tree)["d"].get(part) if sub is not None else None
+            sub = Sub(*v) if v else None
+        files = self.tree(sub.tree)["f"] if sub is not None else {}
+
+        def stored(name: str) -> list | None:
+            v = files.get(name)
+            return v if v is not None and v[3] else None
+        return stored
+
+    def _task_size(self, rel: str) -> int | None:
+        """The size of the task's own ``env/`` copy of ``rel`` (None: there is none)."""
+        if self.base_dir is None:
+            return None
+        try:
+            st = os.stat(f"{self.base_dir}/{rel}")
+        except (OSError, ValueError):
+            return None
+        return st.st_size if S_ISREG(st.st_mode) else None
+
+    def _same_as_base(self, rel: str, sha: str) -> bool:
+        assert self.base_dir is not None
+        try:
+            return _sha256(self.base_dir / rel) == sha
+        except OSError:
+            return False
 
     # --- recording ----------------------------------------------------------------------------
 
-    def _store(self, fs: WorkspaceFS, rel: str) -> str:
-        """Copy ``rel`` into the object store by descriptor; its sha256 as copied."""
-        tmp = self.objects / f"tmp-{secrets.token_hex(8)}"
+    def _copy_in(self, fd: int, drop: Callable[[str], bool]) -> str:
+        """Read the open file ``fd`` to its end once, hashing it and keeping the bytes read as
+        their object unless it exists already or ``drop(sha)`` (the task's own file): the
+        sha256 of what was read, so what is stored is what is named. A file of one chunk is
+        held in memory and written only when new; a larger one goes to a temp object as it
+        is read, renamed into place or removed."""
         h = hashlib.sha256()
+        first = os.read(fd, CHUNK)
+        h.update(first)
+        more = os.read(fd, CHUNK) if first else b""
+        if not more:  # written only when new
+            sha = h.hexdigest()
+            if not drop(sha) and not os.path.exists(self._object_path(sha)):
+                self._settle_object(self._temp_object(lambda out: _write_all(out, first)), sha, keep=True)
+            return sha
+
+        def fill(out: int) -> None:
+            nonlocal more
+            _write_all(out, first)
+            while more:
+                h.update(more)
+                _write_all(out, more)
+                more = os.read(fd, CHUNK)
+
+        tmp = self._temp_object(fill)
+        sha = h.hexdigest()
+        self._settle_object(tmp, sha, keep=not drop(sha))
+        return sha
+
+    def _object_path(self, sha: str) -> str:
+        """:meth:`_object` as text (no ``Path`` per file on the hot path)."""
+        return f"{self._objects_dir}/{sha[:2]}/{sha}"
+
+    def _fan_out(self, sha: str) -> None:
+        """Make the object's two-letter folder once per store, not once per object."""
+        if sha[:2] not in self._made:
+            os.makedirs(f"{self._objects_dir}/{sha[:2]}", exist_ok=True)
+            self._made.add(sha[:2])
+
+    def _temp_object(self, fill: Callable[[int], None]) -> str:
+        """A new temp file in the store, written by ``fill`` (removed if that fails)."""
+        tmp = f"{self._objects_dir}/tmp-{secrets.token_hex(8)}"
+        out = os.open(tmp, _OBJECT_FLAGS, 0o666)
         try:
-            with tmp.open("wb") as out:
-                for chunk in fs.chunks(rel):
-                    h.update(chunk)
-                    out.write(chunk)
-            dest = self._object(h.hexdigest())
-            dest.parent.mkdir(exist_ok=True)
-            tmp.replace(dest)
-        finally:
-            tmp.unlink(missing_ok=True)
-        return h.hexdigest()
+            fill(out)
+        except BaseException:
+            os.close(out)
+            _unlink_quietly(tmp)
+            raise
+        os.close(out)
+        return tmp
+
+    def _settle_object(self, tmp: str, sha: str, keep: bool) -> None:
+        """Rename the temp file ``tmp`` into place as object ``sha``, or remove it when not
+        ``keep`` or when the object exists already."""
+        try:
+            if not keep or os.path.exists(dest := self._object_path(sha)):
+                os.unlink(tmp)
+            else:
+                self._fan_out(sha)
+                os.replace(tmp, dest)
+        except BaseException:
+            _unlink_quietly(tmp)
+            raise
 
     def _previous(self, initial: bool) -> Manifest | None:
         if self._last is None and not initial:
@@ -434,49 +556,55 @@ class SnapshotStore:
     def _scan(self, scan: _Scan, rel: str, prev: Sub | None, depth: int) -> Sub | _Changed:
         """Folder ``rel`` as it stands against ``prev``: ``prev`` itself when nothing in it
         changed, else what changed (files to hash, subfolders to build). The loop is the cost
-        of every unchanged file, so it compares the stored lists as they are."""
-        try:
-            entries = scan.fs.stats(rel or ".")
-        except WorkspaceError:
-            entries = []  # the folder changed under the walk; what is there now is taken next time
-        obj = self.tree(prev.tree) if prev is not None else {"f": {}, "d": {}}
+        of every unchanged file, so it compares each ``lstat`` with the stored list as the
+        listing comes and only notes the name; the folder's entries are built, and its
+        files' bytes summed for the disk cap, only when something in it changed (an unchanged
+        folder's bytes are its ``Sub``'s, less its subfolders'). Subfolders are walked after
+        the listing is closed: one descriptor held at a time, whatever the depth."""
+        obj = self.tree(prev.tree) if prev is not None else _NO_TREE
         pf, pd = obj["f"], obj["d"]
-        node, same, added = _Changed(), prev is not None, 0
-        files, dirs = node.files, node.dirs
-        for name, st in entries:
-            mode = st.st_mode
-            if S_ISREG(mode):
-                old = pf.get(name)
-                # git's index check: size, mtime, ctime, inode (old[5]: an old run has no ctime)
-                if (old is not None and old[5] and old[1] == st.st_size and old[4] == st.st_mtime_ns
-                        and old[5] == st.st_ctime_ns and old[6] == st.st_ino):
-                    files[name] = old
-                    added += 0 if old[3] else old[1]
-                    continue
-                if not is_utf8(name):
+        kept: list[str] = []  # files as the previous tree has them
+        new: dict[str, os.stat_result] = {}
+        folders: list[str] = []
+        try:
+            for name, st in scan.fs.iter_stats(rel or "."):
+                mode = st.st_mode
+                if mode & _S_IFMT == S_IFREG:  # S_ISREG, without a call per file
+                    old = pf.get(name)
+                    # git's index check: ctime, mtime, size, inode (not old[5]: an old run's entry)
+                    if (old is not None and old[5] == st.st_ctime_ns and old[4] == st.st_mtime_ns
+                            and old[1] == st.st_size and old[6] == st.st_ino and old[5]):
+                        kept.append(name)
+                    elif is_utf8(name):
+                        new[name] = st
+                    else:
+                        scan.skip(display_name(_join(rel, name)), "its name is not UTF-8")
+                elif not is_utf8(name):  # a run record is JSON text: an escaped name could collide
                     scan.skip(display_name(_join(rel, name)), "its name is not UTF-8")
-                    continue
-                files[name] = st
-                added += st.st_size
-                same = False
-            elif not is_utf8(name):  # a run record is JSON text: an escaped name could collide
-                scan.skip(display_name(_join(rel, name)), "its name is not UTF-8")
-            elif S_ISDIR(mode):
-                child = _join(rel, name)
-                if depth + 1 >= MAX_DEPTH:
-                    scan.skip(child, f"it is more than {MAX_DEPTH} folders deep")
-                    continue
-                old_sub = Sub(*pd[name]) if name in pd else None
-                sub = self._scan(scan, child, old_sub, depth + 1)
-                dirs[name] = sub
-                same = same and sub is old_sub
-            elif not S_ISLNK(mode):
-                scan.skip(_join(rel, name), f"it is {_KIND_WORDS[kind_of(mode)]}")
-        scan.added += added
-        if same and len(files) == len(pf) and len(dirs) == len(pd):
+                elif S_ISDIR(mode):
+                    if depth + 1 >= MAX_DEPTH:
+                        scan.skip(_join(rel, name), f"it is more than {MAX_DEPTH} folders deep")
+                    else:
+                        folders.append(name)
+                elif not S_ISLNK(mode):
+                    scan.skip(_join(rel, name), f"it is {_KIND_WORDS[kind_of(mode)]}")
+        except WorkspaceError:
+            pass  # the folder changed under the walk; what is there now is taken next time
+        same = prev is not None and not new and len(kept) == len(pf) and len(folders) == len(pd)
+        dirs: dict[str, Sub | _Changed] = {}
+        for name in folders:
+            old_sub = Sub(*pd[name]) if name in pd else None
+            dirs[name] = sub = self._scan(scan, _join(rel, name), old_sub, depth + 1)
+            same = same and sub is old_sub
+        if same:
             assert prev is not None
+            scan.added += prev.nonbase - sum(sub.nonbase for sub in dirs.values())  # type: ignore[union-attr]
             return prev
-        return node
+        files: dict[str, list | os.stat_result] = {name: pf[name] for name in kept}
+        scan.added += (sum(leaf[1] for leaf in files.values() if not leaf[3])  # type: ignore[index]
+                       + sum(st.st_size for st in new.values()))
+        files.update(new)
+        return _Changed(files, dirs)
 
     def _build(self, scan: _Scan, rel: str, node: Sub | _Changed, initial: bool,
                notes: list[str]) -> Sub:
@@ -484,14 +612,14 @@ class SnapshotStore:
         if isinstance(node, Sub):
             return node
         files: dict[str, Leaf | list] = {}  # a list: kept from the previous tree as stored
+        new: list[tuple[str, os.stat_result]] = []
         for name, item in node.files.items():
             if isinstance(item, list):
                 files[name] = item
-                continue
-            try:
-                files[name] = self._leaf(scan, _join(rel, name), item, initial)
-            except WorkspaceError as err:  # changed into a link or folder since the walk
-                notes.append(f"Not in this step's snapshot: {err}.")
+            else:
+                new.append((name, item))
+        if new:
+            self._read_new(scan, rel, new, initial, files, notes)
         dirs = {name: self._build(scan, _join(rel, name), sub, initial, notes)
                 for name, sub in node.dirs.items()}
         content = hashlib.sha256(_canonical({
@@ -504,18 +632,53 @@ class SnapshotStore:
                    sum(leaf[1] for leaf in files.values() if not leaf[3])
                    + sum(s.nonbase for s in dirs.values()))
 
-    def _leaf(self, scan: _Scan, rel: str, st: os.stat_result, initial: bool) -> Leaf:
-        """A changed file, hashed (and stored unless known). Its ctime is kept for the next
-        step's check only when older than the clock at the walk's start: a ctime of the
-        current tick could be stamped again by a write right after this snapshot (git's racy
-        entries), so such a file is recorded with ctime 0 and read again next step."""
-        fs = scan.fs
-        sha = _digest(fs.chunks(rel))
-        is_base = self._base_sha(rel) == sha or (initial and self._same_as_base(rel, st.st_size, sha))
-        if not is_base and not self._object(sha).exists():
-            sha = self._store(fs, rel)  # hashed again as copied: what is stored is what is named
+    def _read_new(self, scan: _Scan, rel: str, new: list[tuple[str, os.stat_result]], initial: bool,
+                  into: dict[str, Leaf | list], notes: list[str]) -> None:
+        """The changed files of folder ``rel``, each opened through one descriptor of the
+        folder and read once (:meth:`_leaf`), into ``into``; a file (or the folder) that
+        turned into a link, FIFO or folder since the walk is left out and noted, never followed."""
+        try:
+            with scan.fs.opener(rel or ".") as open_file:
+                here = _Here(open_file, self._base_files(rel))
+                for name, st in new:
+                    try:
+                        into[name] = self._leaf(scan, _join(rel, name), st, initial, here)
+                    except WorkspaceError as err:
+                        notes.append(f"Not in this step's snapshot: {err}.")
+        except WorkspaceError as err:  # the folder itself is gone or no longer a folder
+            notes.append(f"Not in this step's snapshot: {err}.")
+
+    def _leaf(self, scan: _Scan, rel: str, st: os.stat_result, initial: bool, here: _Here) -> Leaf:
+        """A changed file, read once: hashed and, unless it is the task's own file or its
+        object exists, stored as read. One the size of the task's own copy at its path is
+        most likely that copy: it is only hashed, and read again to be stored only when it
+        is not. Its ctime is kept for the next step's check only when older than the clock at
+        the walk's start: a ctime of the current tick could be stamped again by a write right
+        after this snapshot (git's racy entries), so such a file is recorded with ctime 0 and
+        read again next step."""
+        name = rel.rpartition("/")[2]
+        base = here.base(name)
+        task_size = self._task_size(rel) if initial else None
+
+        def is_base(sha: str) -> bool:
+            return ((base is not None and base[0] == sha)
+                    or (task_size == st.st_size and self._same_as_base(rel, sha)))
+
+        fd = here.open(name)
+        try:
+            if (base is not None and base[1] == st.st_size) or task_size == st.st_size:
+                sha = _digest(_fd_chunks(fd))
+                based = is_base(sha)
+                if not based and not os.path.exists(self._object_path(sha)):
+                    os.lseek(fd, 0, os.SEEK_SET)
+                    sha = self._copy_in(fd, lambda _: False)  # what is stored is what is named
+            else:
+                sha = self._copy_in(fd, is_base)
+                based = is_base(sha)
+        finally:
+            os.close(fd)
         ctime = st.st_ctime_ns if settled(st.st_ctime_ns, scan.since) else 0
-        return Leaf(sha, st.st_size, st.st_mode & 0o777, is_base, st.st_mtime_ns, ctime, st.st_ino)
+        return Leaf(sha, st.st_size, st.st_mode & 0o777, based, st.st_mtime_ns, ctime, st.st_ino)
 
     def _save(self, manifest: Manifest) -> Manifest:
         _fsync_write(self.manifests / f"{manifest.label}.json",
