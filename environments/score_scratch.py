@@ -70,7 +70,7 @@ PYCACHE = "__pycache__"
 #: the next step's evaluation could read (a file kept in /tmp, a System V IPC object)
 CHECK_EMPTY = textwrap.dedent("""
     import os as _os, sys as _sys
-    _left = [_t for _t in TOPS if _os.path.isdir(_t) and _os.listdir(_t)]
+    _left = left(TOPS)
     for _name in ("shm", "msg", "sem"):
         try:
             with open("/proc/sysvipc/" + _name) as _f:
