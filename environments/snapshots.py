@@ -13,7 +13,8 @@ raced; a ctime of the clock tick the snapshot began in is not kept (a write righ
 could be stamped the same: git's "racy" entries), so that file is read again next step. That
 check is one ``lstat`` per file, the cost left per unchanged file (no journal of what the
 sandbox wrote exists to skip it): each is compared as the folder's listing comes, and a folder
-found unchanged is kept as stored, never rebuilt entry by entry. A changed file is read once,
+found unchanged is kept as stored, never rebuilt entry by entry. A large workspace's walk is
+split between processes by subfolder (:mod:`environments.split_scan`). A changed file is read once,
 through one descriptor of its folder: hashed as it is copied into the store (a copy dropped
 when its object exists or it is the task's own). Each folder's entry also carries a hash of
 its content alone (names, file hashes, modes: no ``lstat`` key), the count of files beneath
@@ -51,6 +52,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from environments import split_scan
 from environments.safefs import (
     _KIND_WORDS,
     CHUNK,
@@ -288,12 +290,38 @@ class _Scan:
     added: int = 0  # bytes not known to be the task's own (the disk cap's count)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     more_skipped: int = 0
+    done: dict[str, _Part] = field(default_factory=dict)  # subfolders already walked (split_scan)
 
     def skip(self, rel: str, why: str) -> None:
         if len(self.skipped) < MAX_NOTED:
             self.skipped.append((rel, why))
         else:
             self.more_skipped += 1
+
+    def take_part(self, rel: str, old: Sub | None) -> Sub | _Changed | None:
+        """Subfolder ``rel`` as another process walked it against ``old`` (``old`` itself when
+        unchanged), its notes and bytes counted here in the walk's order; ``None`` when it was
+        not walked apart (or against another entry)."""
+        part = self.done.pop(rel, None)
+        if part is None or old is None or part.prev != old:
+            return None
+        self.added += part.added
+        for name, why in part.skipped:
+            self.skip(name, why)
+        self.more_skipped += part.more_skipped
+        return old if part.node is part.prev else part.node
+
+
+class _Part(NamedTuple):
+    """A subfolder walked by :func:`split_scan.run_split`: the entry it was compared with,
+    what :meth:`SnapshotStore._scan` gave (that same entry when unchanged: pickling keeps the
+    identity) and what the walk counted."""
+
+    prev: Sub
+    node: Sub | _Changed
+    added: int
+    skipped: list[tuple[str, str]]
+    more_skipped: int
 
 
 class SnapshotStore:
@@ -538,6 +566,7 @@ class SnapshotStore:
         previous = self._previous(initial)
         scan = _Scan(WorkspaceFS(workspace), since=kernel_clock_ns())
         prev_root = previous.root if previous is not None else None  # an old run's: no tree
+        scan.done = self._walk_apart(scan, prev_root)
         node = self._scan(scan, "", prev_root, 0)
         notes = skip_note(scan.skipped, scan.more_skipped)
         if cap_bytes is not None and not initial and scan.added > cap_bytes:
@@ -594,7 +623,10 @@ class SnapshotStore:
         dirs: dict[str, Sub | _Changed] = {}
         for name in folders:
             old_sub = Sub(*pd[name]) if name in pd else None
-            dirs[name] = sub = self._scan(scan, _join(rel, name), old_sub, depth + 1)
+            sub = scan.take_part(_join(rel, name), old_sub) if scan.done else None
+            if sub is None:
+                sub = self._scan(scan, _join(rel, name), old_sub, depth + 1)
+            dirs[name] = sub
             same = same and sub is old_sub
         if same:
             assert prev is not None
@@ -605,6 +637,27 @@ class SnapshotStore:
                        + sum(st.st_size for st in new.values()))
         files.update(new)
         return _Changed(files, dirs)
+
+    def _walk_apart(self, scan: _Scan, prev_root: Sub | None) -> dict[str, _Part]:
+        """Pass 1 for the large subfolders of a large workspace, split between processes
+        (:mod:`environments.split_scan`): each walked as :meth:`_scan` walks it, found again
+        by :meth:`_Scan.take_part` as the walk reaches it."""
+        processes = min(split_scan.cores(), split_scan.MAX_PROCESSES)
+        if prev_root is None or processes < 2 or prev_root.count < split_scan.MIN_FILES:
+            return {}
+
+        def subfolders(sub: Sub) -> dict[str, Sub]:
+            return {name: Sub(*v) for name, v in self.tree(sub.tree)["d"].items()}
+
+        def work(group: list[split_scan.Unit]) -> dict[str, _Part]:
+            found = {}
+            for unit in group:
+                own = _Scan(scan.fs, since=scan.since)
+                node = self._scan(own, unit.rel, unit.sub, unit.depth)
+                found[unit.rel] = _Part(unit.sub, node, own.added, own.skipped, own.more_skipped)
+            return found
+
+        return split_scan.run_split(split_scan.partition(prev_root, subfolders, processes), work)
 
     def _build(self, scan: _Scan, rel: str, node: Sub | _Changed, initial: bool,
                notes: list[str]) -> Sub:
