@@ -268,18 +268,29 @@ class WorkspaceFS:
             return found
 
     def iter_stats(self, rel: str) -> Iterator[tuple[str, os.stat_result]]:
-        """:meth:`stats` as the listing goes, holding one descriptor of the folder until
-        exhausted or closed: no list is built, so a snapshot compares each of a large
-        workspace's files as it comes (the cost left per unchanged file is its ``lstat``).
+        """:meth:`stats` as the listing goes (:meth:`iter_share`, without places)."""
+        for _, name, st in self.iter_share(rel):
+            yield name, st
+
+    def iter_share(self, rel: str, share: tuple[int, int] = (0, 1)) -> Iterator[tuple[int, str, os.stat_result]]:
+        """(place in the listing, name, ``lstat``) of the entries of folder ``rel`` whose inode
+        is ``k`` modulo ``n`` (``share`` = ``(k, n)``; the kernel's listing gives the inode, so
+        the others cost no ``lstat``), as the listing goes, holding one descriptor of the
+        folder until exhausted or closed: no list is built, so a snapshot compares each of a
+        large workspace's files as it comes (the cost left per unchanged file is its
+        ``lstat``), and processes sharing a folder out stat each entry once between them.
         Change nothing in the folder and open no other folder while it runs."""
+        k, n = share
         try:
             with self.folder(rel) as fd, os.scandir(fd) as it:
-                for e in it:
+                for at, e in enumerate(it):
+                    if n > 1 and e.inode() % n != k:
+                        continue
                     try:
                         st = e.stat(follow_symlinks=False)
                     except FileNotFoundError:
                         continue
-                    yield e.name, st
+                    yield at, e.name, st
         except OSError as err:  # WorkspaceError is a ValueError: it passes as it is
             raise _os_error(rel, err) from None
 

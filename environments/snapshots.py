@@ -290,7 +290,10 @@ class _Scan:
     added: int = 0  # bytes not known to be the task's own (the disk cap's count)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     more_skipped: int = 0
-    done: dict[str, _Part] = field(default_factory=dict)  # subfolders already walked (split_scan)
+    # pass 1 split between processes (split_scan): subfolders walked, keyed by path, and
+    # shares of a folder's listing, keyed by (path, share), with the folders so shared
+    done: dict[Any, _Part | _Listing] = field(default_factory=dict)
+    shared: dict[str, tuple[Sub, int]] = field(default_factory=dict)
 
     def skip(self, rel: str, why: str) -> None:
         if len(self.skipped) < MAX_NOTED:
@@ -303,13 +306,26 @@ class _Scan:
         unchanged), its notes and bytes counted here in the walk's order; ``None`` when it was
         not walked apart (or against another entry)."""
         part = self.done.pop(rel, None)
-        if part is None or old is None or part.prev != old:
+        if not isinstance(part, _Part) or old is None or part.prev != old:
             return None
         self.added += part.added
         for name, why in part.skipped:
             self.skip(name, why)
         self.more_skipped += part.more_skipped
         return old if part.node is part.prev else part.node
+
+    def take_listing(self, rel: str, old: Sub | None,
+                     walk: Callable[[tuple[int, int]], _Listing]) -> _Listing | None:
+        """Folder ``rel``'s listing from its shares, when it was shared out against ``old``; a
+        share no process gave back is walked here (``walk``). ``None``: not shared out."""
+        shared = self.shared.pop(rel, None)
+        if shared is None or old is None or shared[0] != old:
+            return None
+        shares = []
+        for k in range(shared[1]):
+            share = self.done.pop((rel, k), None)
+            shares.append(share if isinstance(share, _Listing) else walk((k, shared[1])))
+        return _merge(shares)
 
 
 class _Part(NamedTuple):
@@ -322,6 +338,66 @@ class _Part(NamedTuple):
     added: int
     skipped: list[tuple[str, str]]
     more_skipped: int
+
+
+class _Listing(NamedTuple):
+    """A folder's entries against its previous list (pass 1 of :meth:`SnapshotStore.take`), or
+    one share of them: the files kept as they were, the files to read, the subfolders and
+    what is left out, each with its place in the listing (shares merge in the order one walk
+    gives)."""
+
+    kept: list[str]
+    new: dict[str, os.stat_result]
+    folders: list[tuple[int, str]]
+    skipped: list[tuple[int, str, str]]  # the first MAX_NOTED: (place, path, why)
+    more_skipped: int
+
+
+def _list(fs: WorkspaceFS, rel: str, pf: dict[str, list], depth: int,
+          share: tuple[int, int] = (0, 1)) -> _Listing:
+    """Folder ``rel`` against ``pf``, its files in the previous step (the ``(k, n)`` share of
+    its entries only: those whose inode is ``k`` modulo ``n``). This loop is the cost of every
+    unchanged file, so it compares each ``lstat`` with the stored list as the listing comes
+    and only notes the name."""
+    kept: list[str] = []  # files as the previous tree has them
+    new: dict[str, os.stat_result] = {}
+    folders: list[tuple[int, str]] = []
+    skipped: list[tuple[int, str, str]] = []
+    try:
+        for at, name, st in fs.iter_share(rel or ".", share):
+            mode = st.st_mode
+            if mode & _S_IFMT == S_IFREG:  # S_ISREG, without a call per file
+                old = pf.get(name)
+                # git's index check: ctime, mtime, size, inode (not old[5]: an old run's entry)
+                if (old is not None and old[5] == st.st_ctime_ns and old[4] == st.st_mtime_ns
+                        and old[1] == st.st_size and old[6] == st.st_ino and old[5]):
+                    kept.append(name)
+                elif is_utf8(name):
+                    new[name] = st
+                else:
+                    skipped.append((at, display_name(_join(rel, name)), "its name is not UTF-8"))
+            elif not is_utf8(name):  # a run record is JSON text: an escaped name could collide
+                skipped.append((at, display_name(_join(rel, name)), "its name is not UTF-8"))
+            elif S_ISDIR(mode):
+                if depth + 1 >= MAX_DEPTH:
+                    skipped.append((at, _join(rel, name), f"it is more than {MAX_DEPTH} folders deep"))
+                else:
+                    folders.append((at, name))
+            elif not S_ISLNK(mode):
+                skipped.append((at, _join(rel, name), f"it is {_KIND_WORDS[kind_of(mode)]}"))
+    except WorkspaceError:
+        pass  # the folder changed under the walk; what is there now is taken next time
+    return _Listing(kept, new, folders, skipped[:MAX_NOTED], max(len(skipped) - MAX_NOTED, 0))
+
+
+def _merge(shares: list[_Listing]) -> _Listing:
+    """The shares of one folder's listing as one walk of it gives them."""
+    skipped = sorted(x for share in shares for x in share.skipped)
+    return _Listing([name for share in shares for name in share.kept],
+                    {name: st for share in shares for name, st in share.new.items()},
+                    sorted(x for share in shares for x in share.folders),
+                    skipped[:MAX_NOTED],
+                    max(len(skipped) - MAX_NOTED, 0) + sum(share.more_skipped for share in shares))
 
 
 class SnapshotStore:
@@ -566,7 +642,7 @@ class SnapshotStore:
         previous = self._previous(initial)
         scan = _Scan(WorkspaceFS(workspace), since=kernel_clock_ns())
         prev_root = previous.root if previous is not None else None  # an old run's: no tree
-        scan.done = self._walk_apart(scan, prev_root)
+        self._walk_apart(scan, prev_root)
         node = self._scan(scan, "", prev_root, 0)
         notes = skip_note(scan.skipped, scan.more_skipped)
         if cap_bytes is not None and not initial and scan.added > cap_bytes:
@@ -584,41 +660,21 @@ class SnapshotStore:
 
     def _scan(self, scan: _Scan, rel: str, prev: Sub | None, depth: int) -> Sub | _Changed:
         """Folder ``rel`` as it stands against ``prev``: ``prev`` itself when nothing in it
-        changed, else what changed (files to hash, subfolders to build). The loop is the cost
-        of every unchanged file, so it compares each ``lstat`` with the stored list as the
-        listing comes and only notes the name; the folder's entries are built, and its
+        changed, else what changed (files to hash, subfolders to build). Its listing
+        (:func:`_list`) notes only names; the folder's entries are built, and its
         files' bytes summed for the disk cap, only when something in it changed (an unchanged
         folder's bytes are its ``Sub``'s, less its subfolders'). Subfolders are walked after
         the listing is closed: one descriptor held at a time, whatever the depth."""
         obj = self.tree(prev.tree) if prev is not None else _NO_TREE
         pf, pd = obj["f"], obj["d"]
-        kept: list[str] = []  # files as the previous tree has them
-        new: dict[str, os.stat_result] = {}
-        folders: list[str] = []
-        try:
-            for name, st in scan.fs.iter_stats(rel or "."):
-                mode = st.st_mode
-                if mode & _S_IFMT == S_IFREG:  # S_ISREG, without a call per file
-                    old = pf.get(name)
-                    # git's index check: ctime, mtime, size, inode (not old[5]: an old run's entry)
-                    if (old is not None and old[5] == st.st_ctime_ns and old[4] == st.st_mtime_ns
-                            and old[1] == st.st_size and old[6] == st.st_ino and old[5]):
-                        kept.append(name)
-                    elif is_utf8(name):
-                        new[name] = st
-                    else:
-                        scan.skip(display_name(_join(rel, name)), "its name is not UTF-8")
-                elif not is_utf8(name):  # a run record is JSON text: an escaped name could collide
-                    scan.skip(display_name(_join(rel, name)), "its name is not UTF-8")
-                elif S_ISDIR(mode):
-                    if depth + 1 >= MAX_DEPTH:
-                        scan.skip(_join(rel, name), f"it is more than {MAX_DEPTH} folders deep")
-                    else:
-                        folders.append(name)
-                elif not S_ISLNK(mode):
-                    scan.skip(_join(rel, name), f"it is {_KIND_WORDS[kind_of(mode)]}")
-        except WorkspaceError:
-            pass  # the folder changed under the walk; what is there now is taken next time
+        listing = scan.take_listing(rel, prev, lambda share: _list(scan.fs, rel, pf, depth, share))
+        if listing is None:
+            listing = _list(scan.fs, rel, pf, depth)
+        for _, name, why in listing.skipped:
+            scan.skip(name, why)
+        scan.more_skipped += listing.more_skipped
+        kept, new = listing.kept, listing.new
+        folders = [name for _, name in listing.folders]
         same = prev is not None and not new and len(kept) == len(pf) and len(folders) == len(pd)
         dirs: dict[str, Sub | _Changed] = {}
         for name in folders:
@@ -638,26 +694,33 @@ class SnapshotStore:
         files.update(new)
         return _Changed(files, dirs)
 
-    def _walk_apart(self, scan: _Scan, prev_root: Sub | None) -> dict[str, _Part]:
-        """Pass 1 for the large subfolders of a large workspace, split between processes
-        (:mod:`environments.split_scan`): each walked as :meth:`_scan` walks it, found again
-        by :meth:`_Scan.take_part` as the walk reaches it."""
+    def _walk_apart(self, scan: _Scan, prev_root: Sub | None) -> None:
+        """Pass 1 of a large workspace split between processes (:mod:`environments.split_scan`):
+        large subfolders each walked as :meth:`_scan` walks it, a folder holding many files
+        itself listed in shares by inode; found again by :meth:`_Scan.take_part` and
+        :meth:`_Scan.take_listing` as the walk reaches them."""
         processes = min(split_scan.cores(), split_scan.MAX_PROCESSES)
         if prev_root is None or processes < 2 or prev_root.count < split_scan.MIN_FILES:
-            return {}
+            return
 
         def subfolders(sub: Sub) -> dict[str, Sub]:
             return {name: Sub(*v) for name, v in self.tree(sub.tree)["d"].items()}
 
-        def work(group: list[split_scan.Unit]) -> dict[str, _Part]:
-            found = {}
+        def work(group: list[split_scan.Unit]) -> dict[Any, _Part | _Listing]:
+            found: dict[Any, _Part | _Listing] = {}
             for unit in group:
+                if unit.share is not None:
+                    pf = self.tree(unit.sub.tree)["f"]
+                    found[unit.rel, unit.share[0]] = _list(scan.fs, unit.rel, pf, unit.depth, unit.share)
+                    continue
                 own = _Scan(scan.fs, since=scan.since)
                 node = self._scan(own, unit.rel, unit.sub, unit.depth)
                 found[unit.rel] = _Part(unit.sub, node, own.added, own.skipped, own.more_skipped)
             return found
 
-        return split_scan.run_split(split_scan.partition(prev_root, subfolders, processes), work)
+        groups = split_scan.partition(prev_root, subfolders, processes)
+        scan.shared = {u.rel: (u.sub, u.share[1]) for g in groups for u in g if u.share is not None}
+        scan.done = split_scan.run_split(groups, work)
 
     def _build(self, scan: _Scan, rel: str, node: Sub | _Changed, initial: bool,
                notes: list[str]) -> Sub:

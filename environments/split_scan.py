@@ -4,10 +4,12 @@ An unchanged file costs one ``lstat``, and on a virtual machine that system call
 most of the 4-5 µs a file costs (a 100k-file workspace: ~0.4 s of ``lstat`` on one core).
 Python threads do not help: each ``lstat`` gives up and takes back the GIL, and two threads
 walking were slower than one. Processes do: the walk is split by the previous step's tree
-into groups of subfolders holding about as many files each, and each group but the first is
-walked by a forked copy of this process, which sends back what it found (unchanged folders
-as their old entry, changed ones as their listing) through a pipe; the first group is walked
-here meanwhile. The walk reads only (the store writes nothing in pass 1), so a child touches
+into groups holding about as many files each (:func:`partition`), of whole subfolders and,
+for a folder holding many files itself (a dataset's images side by side), of shares of its
+listing by inode (every process reads the names, each stats its share). Each group but the
+first is walked by a forked copy of this process, which sends back what it found (unchanged
+folders as their old entry, changed ones and shares as their listing) through a pipe; the
+first group is walked here meanwhile. The walk reads only (the store writes nothing in pass 1), so a child touches
 nothing the parent relies on, and it runs while the sandbox runs nothing (as every snapshot).
 
 A child that fails, dies or outlasts its deadline is killed and its folders are walked here
@@ -38,12 +40,16 @@ log = logging.getLogger(__name__)
 
 
 class Unit(NamedTuple):
-    """A subfolder walked whole by one process: its path, its entry in the previous step's tree
-    (a ``Sub``, whose ``count`` is its files) and its depth below the workspace."""
+    """What one process walks: subfolder ``rel`` whole (its entry in the previous step's tree,
+    a ``Sub``, whose ``count`` is its files, and its depth below the workspace), or with
+    ``share`` = ``(k, n)`` only folder ``rel``'s own entries whose inode is ``k`` modulo ``n``
+    (a folder holding many files itself). ``files``: about how many files it stats."""
 
     rel: str
     sub: Any
     depth: int
+    share: tuple[int, int] | None = None
+    files: int = 0
 
 
 def cores() -> int:
@@ -55,29 +61,39 @@ def cores() -> int:
 
 
 def partition(root: Any, subfolders: Callable[[Any], dict[str, Any]], parts: int) -> list[list[Unit]]:
-    """Up to ``parts`` groups of subfolders of ``root`` (a ``Sub``) with about equal file counts.
+    """Up to ``parts`` groups of :class:`Unit` with about equal file counts, from ``root`` (a
+    ``Sub``) down.
 
-    A subfolder holding more than a group's share is opened up into its own subfolders (its
-    own files are then walked with the folders above, by the caller), at most
-    :data:`MAX_SPLITS` times; the groups are then filled largest first into the lightest (LPT).
-    A tree whose files sit in one folder gives one group: nothing to split."""
-    units = [Unit(name, sub, 1) for name, sub in subfolders(root).items()]
+    A subfolder holding more than a group's share is opened up: its subfolders become units,
+    and its own files, when they alone are more than a share, ``parts`` shares of its listing
+    (the root's own files likewise); at most :data:`MAX_SPLITS` folders are opened. The
+    groups are then filled largest first into the lightest (LPT). What no unit covers (the
+    own files of an opened folder, when few) is walked by the caller."""
     share = root.count / max(parts, 1)
+    units: list[Unit] = []
+
+    def open_up(rel: str, sub: Any, depth: int) -> None:
+        inner = subfolders(sub)
+        units.extend(Unit(f"{rel}/{name}" if rel else name, s, depth + 1, None, s.count)
+                     for name, s in inner.items())
+        own = sub.count - sum(s.count for s in inner.values())
+        if parts > 1 and own > share:
+            units.extend(Unit(rel, sub, depth, (k, parts), own // parts) for k in range(parts))
+
+    open_up("", root, 0)
     for _ in range(MAX_SPLITS):
-        if not units:
-            break
-        big = max(units, key=lambda u: u.sub.count)
-        inner = subfolders(big.sub) if big.sub.count > share else {}
-        if not inner:
+        whole = [u for u in units if u.share is None]
+        big = max(whole, key=lambda u: u.files, default=None)
+        if big is None or big.files <= share:
             break
         units.remove(big)
-        units += [Unit(f"{big.rel}/{name}", sub, big.depth + 1) for name, sub in inner.items()]
+        open_up(big.rel, big.sub, big.depth)
     groups: list[list[Unit]] = [[] for _ in range(max(parts, 1))]
     loads = [0] * len(groups)
-    for unit in sorted(units, key=lambda u: -u.sub.count):
+    for unit in sorted(units, key=lambda u: -u.files):
         lightest = loads.index(min(loads))
         groups[lightest].append(unit)
-        loads[lightest] += unit.sub.count + 1  # an empty folder still costs its listing
+        loads[lightest] += unit.files + 1  # an empty folder still costs its listing
     return [g for g in groups if g]
 
 

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import pytest
 
-from environments import split_scan
+from environments import snapshots, split_scan
 from environments.snapshots import SnapshotStore
 from environments.split_scan import Unit, partition, run_split
 from tests.environments.test_snapshots_scale import lay, settle
@@ -37,10 +37,15 @@ def test_groups_hold_about_equal_files_and_a_large_folder_is_opened_up():
     assert {u.depth for g in groups for u in g if u.rel.startswith("big/")} == {2}
 
 
-def test_files_in_one_folder_give_one_group():
-    root = tree(0, data=tree(50_000))
-    assert [[u.rel for u in g] for g in partition(root, lambda n: n.folders, 4)] == [["data"]]
-    assert partition(tree(10), lambda n: n.folders, 4) == []
+def test_files_side_by_side_in_one_folder_are_shared_out_by_inode():
+    root = tree(3, data=tree(50_000))
+    groups = partition(root, lambda n: n.folders, 4)
+    assert sorted((u.rel, u.share, u.depth) for g in groups for u in g) == [
+        ("data", (k, 4), 1) for k in range(4)]
+    assert len(groups) == 4  # one share each
+    flat_root = partition(tree(40_000), lambda n: n.folders, 2)
+    assert sorted(u.share for g in flat_root for u in g) == [(0, 2), (1, 2)]
+    assert {u.rel for g in flat_root for u in g} == {""}
 
 
 def units(*rels: str) -> list[Unit]:
@@ -159,3 +164,53 @@ def test_where_fork_is_refused_the_parent_walks_alone(monkeypatch):
     monkeypatch.setattr(split_scan.os, "fork", refused)
     found = run_split([units("a"), units("b")], lambda group: {u.rel: os.getpid() for u in group})
     assert found == {"a": os.getpid()}  # "b" is left to the caller's own walk
+
+
+def test_a_folder_shared_out_by_inode_records_what_one_process_records(tmp_path, monkeypatch):
+    ws = tmp_path / "ws"
+    lay(ws, 700, per_folder=700)  # data/d000: 700 files side by side
+    for i in range(500):
+        (ws / f"top{i:03d}.txt").write_text(f"{i}\n")  # and 500 in the workspace itself
+    settle()
+    serial, split = SnapshotStore(tmp_path / "serial"), SnapshotStore(tmp_path / "split")
+    serial.take(ws, "00000", initial=True)
+    split.take(ws, "00000", initial=True)
+    flat = ws / "data" / "d000"
+    target = flat / "f00120.txt"
+    st = target.stat()
+    target.write_text("x" * st.st_size)
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    for i in range(0, 700, 7):
+        (flat / f"f{i:05d}.txt").unlink()
+    for i in range(6):  # what a note names comes in the order of one walk
+        os.mkfifo(flat / f"pipe{i:02d}")
+        (flat / f"sub{i}").mkdir()
+        (flat / f"sub{i}" / "in.txt").write_text("in\n")
+        os.mkfifo(flat / f"sub{i}" / "pipe")
+    (ws / "top007.txt").write_text("changed\n")
+    (ws / os.fsdecode(b"bad\xffname")).write_text("?")
+
+    one = serial.take(ws, "00001")
+    monkeypatch.setattr(split_scan, "MIN_FILES", 0)
+    monkeypatch.setattr(split_scan, "cores", lambda: 3)
+    log = tmp_path / "shares"  # written by whichever process lists a share
+    real_list = snapshots._list
+
+    def listed(fs, rel, pf, depth, share=(0, 1)):
+        with open(log, "a") as f:
+            f.write(f"{rel}|{share[0]}|{share[1]}|{os.getpid()}\n")
+        return real_list(fs, rel, pf, depth, share)
+
+    monkeypatch.setattr(snapshots, "_list", listed)
+    apart = split.take(ws, "00001")
+    shares = [line.split("|") for line in log.read_text().splitlines()]
+    for rel in ("", "data/d000"):
+        by = {(k, pid) for r, k, n, pid in shares if r == rel and n == "3"}
+        assert sorted(k for k, _ in by) == ["0", "1", "2"], shares
+        assert len({pid for _, pid in by}) == 3  # each share listed by its own process
+    assert (apart.content, apart.count, apart.nonbase, apart.notes) == (one.content, one.count, one.nonbase, one.notes)
+    assert apart.changed_since(split.load("00000")) == one.changed_since(serial.load("00000"))
+    assert "and 3 more" in apart.notes[0]  # 1 + 6 + 6 left out, 10 named
+    assert split.read("00001", "data/d000/f00120.txt") == target.read_bytes()
+    again = split.take(ws, "00002")
+    assert again.content == apart.content and again.changed_since(apart) == []
