@@ -38,8 +38,15 @@ from environments import timing
 from environments.in_sandbox import empty_tmp, eval_child, eval_runner, source
 from environments.limits import LimitError, loads_json
 from environments.mlagentbench import NO_EVAL
-from environments.safefs import WorkspaceError, WorkspaceFS, copy_tree, scratch_mode, temporary_folder
+from environments.safefs import (
+    WorkspaceError,
+    WorkspaceFS,
+    copy_tree,
+    scratch_mode,
+    temporary_folder,
+)
 from environments.sandboxing import code_mounts, sandbox_limits
+from environments.scratch_sync import Scratch, plan, read_only_files
 from environments.submission import (
     CHALLENGE,
     Interaction,
@@ -118,12 +125,15 @@ def evaluate(task: TaskSpec, workspace: Path, sandbox: str = "auto",
     if not task.has_eval:
         return EvalResult(failure="not_scored", detail=NO_EVAL, public_detail=NO_EVAL)
     timeout = timeout or task.limits.eval_timeout
+    produce = has_produce(task.scripts_dir)
     with temporary_folder("labcoat-score-") as tmp:
+        scratch = tmp / "workspace"
         try:
-            scratch = _scratch(task, workspace, tmp / "workspace")
+            if not (produce and task.timed):  # a timed task's repeats lay their own (_Repeated)
+                _scratch(task, workspace, scratch)
         except (OSError, WorkspaceError) as err:
             return EvalResult(failure="infrastructure", detail=f"cannot copy the workspace: {err}")
-        if not has_produce(task.scripts_dir):  # data-only: the scorer never sees code
+        if not produce:  # data-only: the scorer never sees code
             strip_code(scratch, keep=task.is_read_only)
             return _trusted(task, scratch, sandbox, function, timeout)
         try:
@@ -236,10 +246,12 @@ def _race(task: TaskSpec, workspace: Path, tmp: Path, here: Path, challenge: str
     repeat ``i`` are kept as ``tmp/outputs/rep<i>``.
     """
     limits, mounts, race = _limits(task, timeout), code_mounts(), _Race()
-    spaces = {"a": _scratch(task, workspace, tmp / "a"), "b": _scratch(task, task.env_dir, tmp / "b")}
+    kept = _Repeated(task, workspace, tmp / "a")
+    spaces = {"a": tmp / "a", "b": _scratch(task, task.env_dir, tmp / "b")}
     deadline = time.monotonic() + timeout / 2
     with (open_produce(sandbox, spaces["a"], here, limits, mounts) as sa,
           open_produce(sandbox, spaces["b"], here, limits, mounts) as sbx):
+        kept.opened(sa)
         boxes = {"a": sa, "b": sbx}
         for i in range(timing.MAX_PAIRS):
             rep = f"{challenge}{i:04x}"
@@ -252,12 +264,50 @@ def _race(task: TaskSpec, workspace: Path, tmp: Path, here: Path, challenge: str
                 race.times[side].append(produced.seconds)
                 if side == "a":
                     collect_outputs(spaces["a"], tmp / "outputs" / f"rep{i:02d}", rep)
-                    reset_workspace(task, workspace, spaces["a"], sa)
+                    kept.reset()
             race.paired = timing.compare_times(race.times["a"], race.times["b"], task.higher_is_better)
             if timing.settled(race.paired, task.success_threshold) or (
                     i + 1 >= timing.MIN_PAIRS and time.monotonic() > deadline):
                 break
     return race
+
+
+class _Repeated:
+    """The submission's workspace across a timed scoring's repeats: laid once, then between
+    repeats laid again only where the last repeat touched it and its notes on folders removed
+    (:mod:`environments.scratch_sync`), so the task's read-only data is not copied per repeat;
+    a workspace the plan cannot describe is emptied and copied each time
+    (:func:`reset_workspace`). Either way the next repeat finds what the first found."""
+
+    def __init__(self, task: TaskSpec, source_dir: Path, space: Path) -> None:
+        self.task, self.source_dir, self.sb = task, source_dir, None
+        self.want = plan(task, source_dir, read_only_files(task), strip=False)
+        self.sources = {"run": WorkspaceFS(source_dir), "env": WorkspaceFS(task.env_dir)}
+        self.scratch = Scratch(space)
+        if self.want is None:
+            _scratch(task, source_dir, space)
+        else:
+            self.scratch.fs.make_root()
+            self.scratch.sync(self.want, self.sources)
+
+    def opened(self, sb) -> None:
+        """The sandbox over the workspace is open: a first, trusted command (which hands the
+        workspace over), then the keys of what was laid are taken, before the submission runs."""
+        self.sb = sb
+        sb.exec([sb.python, "-I", "-S", "-c", EMPTY_TMP_SOURCE])
+        if self.want is not None:
+            self.scratch.refresh()
+            self.scratch.settle()
+
+    def reset(self) -> None:
+        """Between two repeats (the sandbox holds no process): ``/tmp`` emptied, the workspace
+        as submitted again."""
+        if self.want is None:
+            reset_workspace(self.task, self.source_dir, self.scratch.folder, self.sb)
+            return
+        self.sb.exec([self.sb.python, "-I", "-S", "-c", EMPTY_TMP_SOURCE])
+        self.scratch.sync(self.want, self.sources)
+        self.scratch.settle()
 
 
 def _side_failure(side: str, produced: Produced, spent: float, timeout: float) -> EvalResult:

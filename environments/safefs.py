@@ -44,6 +44,7 @@ TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 CHUNK = 1 << 20
 MAX_DEPTH = 100  # folders deeper than this are not walked (snapshots note what they skipped)
 TEMP_PREFIX = ".labcoat-tmp-"
+OWNER_XATTRS = ("user.", "system.posix_acl_")  # extended attributes a file's owner may set
 
 
 class WorkspaceError(ValueError):
@@ -293,6 +294,29 @@ class WorkspaceFS:
                     yield at, e.name, st
         except OSError as err:  # WorkspaceError is a ValueError: it passes as it is
             raise _os_error(rel, err) from None
+
+    @_named_errors
+    def clear_xattrs(self, rel: str) -> int:
+        """Remove from folder ``rel`` the extended attributes its owner can set (``user.*``,
+        POSIX ACLs): a note a sandboxed command could leave on a folder it owns for the next
+        one to read, which no ``lstat`` key shows. Returns how many were removed."""
+        with self.folder(rel) as fd:
+            try:
+                names = os.listxattr(fd)
+            except OSError as err:
+                if err.errno in (errno.ENOTSUP, errno.EOPNOTSUPP):
+                    return 0  # a filesystem without them: nothing can be left there
+                raise _os_error(rel, err) from None
+            removed = 0
+            for name in names:
+                if name.startswith(OWNER_XATTRS):
+                    try:
+                        os.removexattr(fd, name)
+                        removed += 1
+                    except OSError as err:
+                        if err.errno != errno.ENODATA:
+                            raise _os_error(rel, err) from None
+            return removed
 
     @contextmanager
     def opener(self, rel: str) -> Iterator[Callable[[str], int]]:

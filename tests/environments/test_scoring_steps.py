@@ -21,7 +21,7 @@ import pytest
 from agent.actor import Proposal
 from agent.replay import ReplayActor
 from agent.runner import create_run, drive
-from environments import score_scratch
+from environments import score_scratch, scratch_sync
 from environments.scoring import score_run, score_steps
 from tests.conftest import write_task
 from tests.sandbox.backends import docker_marks
@@ -229,7 +229,7 @@ def trusting_sync(self, want, sources):
 
 
 def mtime_and_size(st):
-    return score_scratch.Key(0, 0, st.st_size, st.st_mtime_ns, st.st_mode)
+    return scratch_sync.Key(0, 0, st.st_size, st.st_mtime_ns, st.st_mode)
 
 
 @pytest.mark.parametrize(("what", "naive"), [
@@ -238,9 +238,9 @@ def mtime_and_size(st):
     ("tmp-stuck", "no emptying")])
 def test_each_attack_gets_through_a_naive_scratch(tmp_path, monkeypatch, what, naive):
     if naive == "trusts S":
-        monkeypatch.setattr(score_scratch.Scratch, "sync", trusting_sync)
+        monkeypatch.setattr(scratch_sync.Scratch, "sync", trusting_sync)
     elif naive == "mtime and size":
-        monkeypatch.setattr(score_scratch.Key, "of", staticmethod(mtime_and_size))
+        monkeypatch.setattr(scratch_sync.Key, "of", staticmethod(mtime_and_size))
     else:
         monkeypatch.setattr(score_scratch.StepScorer, "_clean", lambda self: None)
     run, task = attack_run(tmp_path, what, "local")
@@ -271,7 +271,7 @@ def test_plan_follows_the_scratch_rules(tmp_path):
                       "notes.md": ""}.items():
         (ws / rel).parent.mkdir(parents=True, exist_ok=True)
         (ws / rel).write_text(text)
-    plan = score_scratch.plan(task, ws, score_scratch.read_only_files(task))
+    plan = scratch_sync.plan(task, ws, scratch_sync.read_only_files(task))
     assert {rel: (s.side, s.rel) for rel, s in plan.files.items()} == {
         ".labcoat-source/a.py": ("run", "a.py"),
         ".labcoat-source/pkg/__init__.py.txt": ("run", "pkg/__init__.py"),
@@ -282,11 +282,11 @@ def test_plan_follows_the_scratch_rules(tmp_path):
     # a read-only file in a __pycache__ of env/ is laid, then removed with it by strip_code
     (task_root / "env" / "lib" / "__pycache__").mkdir()
     (task_root / "env" / "lib" / "__pycache__" / "helper.cpython.pyc").write_bytes(b"x")
-    plan = score_scratch.plan(task, ws, score_scratch.read_only_files(task))
+    plan = scratch_sync.plan(task, ws, scratch_sync.read_only_files(task))
     assert "lib/__pycache__/helper.cpython.pyc" not in plan.files
     assert "lib/__pycache__" not in plan.folders
     os.makedirs(ws / ".labcoat-source")
-    assert score_scratch.plan(task, ws, score_scratch.read_only_files(task)) is None
+    assert scratch_sync.plan(task, ws, scratch_sync.read_only_files(task)) is None
 
 
 def test_a_step_too_large_for_the_kept_sandbox_is_scored_afresh(tmp_path, scorer_stats):
@@ -320,14 +320,14 @@ def test_no_command_runs_until_the_clock_is_past_the_recorded_ctimes(tmp_path):
     """A change stamped in the same clock tick as the host's record would keep its ctime."""
     from sandbox.clock import kernel_clock_ns
 
-    scratch = score_scratch.Scratch(tmp_path)
+    scratch = scratch_sync.Scratch(tmp_path)
     scratch.latest_ctime = kernel_clock_ns() + 20_000_000  # a ctime 20 ms ahead of the clock
     scratch.settle()
     assert kernel_clock_ns() > scratch.latest_ctime
-    whole = (kernel_clock_ns() // score_scratch.SECOND + 1) * score_scratch.SECOND
+    whole = (kernel_clock_ns() // scratch_sync.SECOND + 1) * scratch_sync.SECOND
     scratch.latest_ctime = whole  # a filesystem that keeps only seconds: that whole second
     scratch.settle()
-    assert kernel_clock_ns() >= whole + score_scratch.SECOND
+    assert kernel_clock_ns() >= whole + scratch_sync.SECOND
 
 
 def test_the_kept_scratch_is_touched_only_through_safefs(tmp_path, monkeypatch):
@@ -419,8 +419,8 @@ def test_the_kept_scratch_holds_what_a_fresh_one_would(tmp_path):
          "lib/own.py": "own", "run.sh": "#!/bin/sh\n"},
         {"keep.txt": "k2", "sub/y.csv": "2", "deep": "a file too", "run.sh": "#!/bin/sh\n"},
     ]
-    pristine = score_scratch.read_only_files(task)
-    kept = score_scratch.Scratch(tmp_path / "S")
+    pristine = scratch_sync.read_only_files(task)
+    kept = scratch_sync.Scratch(tmp_path / "S")
     kept.fs.make_root()
     env = WorkspaceFS(task.env_dir)
     ws = tmp_path / "R"  # one folder, each step laid over the last (as a restore does)
@@ -431,7 +431,7 @@ def test_the_kept_scratch_holds_what_a_fresh_one_would(tmp_path):
                 os.chmod(ws / rel, mode)  # only then: a chmod is a change (of ctime)
         fresh = _scratch(task, ws, tmp_path / f"fresh{k}")
         strip_code(fresh, keep=task.is_read_only)
-        kept.sync(score_scratch.plan(task, ws, pristine), {"run": WorkspaceFS(ws), "env": env})
+        kept.sync(scratch_sync.plan(task, ws, pristine), {"run": WorkspaceFS(ws), "env": env})
         assert _tree_of(kept.folder) == _tree_of(fresh), k
         kept.settle()  # as before a command: what follows is stamped later
         s = kept.folder  # an evaluation's leftovers, for the next sync to undo
