@@ -152,8 +152,17 @@ def _two_phases(task: TaskSpec, workspace: Path, tmp: Path, sandbox: str, functi
     produced = _submission_phase(task, tmp, here, challenge, sandbox, timeout)
     if isinstance(produced, EvalResult):
         return produced
-    collect_outputs(tmp / "workspace", tmp / "outputs", challenge)
-    result = _trusted(task, tmp / "outputs", sandbox, TRUSTED_FUNCTION.get(function, function), timeout)
+    return score_outputs(task, produced, tmp / "workspace", tmp / "outputs", challenge, sandbox,
+                         function, timeout)
+
+
+def score_outputs(task: TaskSpec, produced: Produced, workspace: Path, dest: Path, challenge: str,
+                  sandbox: str, function: str, timeout: float) -> EvalResult:
+    """Phase (b) after a successful phase (a): its outputs copied out of ``workspace`` into
+    ``dest`` (a new folder) and scored by the task's pristine ``eval.py``; the time is both
+    phases', what the public sees is the submission's own output."""
+    collect_outputs(workspace, dest, challenge)
+    result = _trusted(task, dest, sandbox, TRUSTED_FUNCTION.get(function, function), timeout)
     return result.model_copy(update={
         "seconds": result.seconds + produced.seconds, "public_detail": produced.tail[-2000:]
         + (f"\n{result.failure}: scoring the outputs failed" if result.failure else "")})
@@ -172,7 +181,7 @@ def _submission_phase(task: TaskSpec, tmp: Path, here: Path, challenge: str, san
             challenge, task.oracle.max_requests, task.oracle.max_bytes)
         if (refused := _interaction_failure(produced, seen)) is not None:
             return refused
-    return produced if produced.ok else _produce_failure(produced, timeout)
+    return produced if produced.ok else produce_failure(produced, timeout)
 
 
 def _interaction_failure(produced: Produced, seen: Interaction) -> EvalResult | None:
@@ -187,11 +196,18 @@ def _interaction_failure(produced: Produced, seen: Interaction) -> EvalResult | 
     return None
 
 
+def open_submission(task: TaskSpec, folder: Path, here: Path, sandbox: str, timeout: float | None = None):
+    """A sandbox for phase (a) over ``folder``, with the produce folder ``here`` (kept open
+    across a run's steps by :mod:`environments.score_scratch`)."""
+    return open_produce(sandbox, folder, here, _limits(task, timeout or task.limits.eval_timeout),
+                        code_mounts())
+
+
 def _limits(task: TaskSpec, timeout: float) -> SandboxLimits:
     return sandbox_limits(task).model_copy(update={"timeout": timeout})
 
 
-def _produce_failure(produced: Produced, timeout: float) -> EvalResult:
+def produce_failure(produced: Produced, timeout: float) -> EvalResult:
     if produced.timed_out:
         failure, why = "timeout", f"the submission ran past {timeout:g} s"
     elif produced.no_submission:
@@ -317,7 +333,7 @@ def _side_failure(side: str, produced: Produced, spent: float, timeout: float) -
         return EvalResult(failure="infrastructure", seconds=spent,
                           detail=f"the unmodified task (the pristine env/) failed, so there is "
                           f"nothing to time the submission against: {why}")
-    return _produce_failure(produced, timeout)
+    return produce_failure(produced, timeout)
 
 
 def error_summary(text: str, limit: int = 300) -> str:

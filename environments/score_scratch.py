@@ -4,28 +4,32 @@
 call (every file copied, the task's read-only files laid, code moved aside) and a new sandbox
 over it (as root: an ext4 quota image filled and emptied, the tree handed to the sandbox's uid
 and back). For ``labcoat score --all-steps`` that is steps x files. :class:`StepScorer` keeps
-both for the whole call instead, for a data-only task (no ``scripts/produce.py``, not timed):
+both for the whole call instead, for a task that is neither timed nor interactive:
 
 * **The scratch S is kept by lstat key** (:mod:`environments.scratch_sync`): planned from
-  each restored step R as ``evaluate`` would copy it (read-only files laid, code moved
-  aside), walked before each step, and only what the sandbox touched or R's restore changed
-  laid again: read-only data is laid once, and a step costs one ``lstat`` per file plus what
-  changed. A step whose plan collides is evaluated the old way.
-* **One trusted sandbox over S** runs each step's ``eval.py``. Before each evaluation, a
-  command empties its ``/tmp`` and ``/dev/shm`` (:mod:`environments.in_sandbox.empty_tmp`) and
-  checks they are empty and that no System V IPC object is left; the supervisor kills whatever
-  a command leaves running. If that check fails, the sandbox is lost, or a host write into S
-  fails (the quota image, sized when the sandbox opened, is full), the sandbox is closed and
-  that step is evaluated the old way (a fresh scratch and sandbox); the next step opens a new
-  scratch and sandbox.
+  each restored step R as ``evaluate`` would copy it (read-only files laid; for a data-only
+  task code moved aside), walked before each step, and only what the sandbox touched or R's
+  restore changed laid again: read-only data is laid once, and a step costs one ``lstat`` per
+  file plus what changed. A step whose plan collides is evaluated the old way.
+* **One sandbox over S**: for a data-only task the trusted one that runs each step's
+  ``eval.py``; for a two-phase task (``scripts/produce.py``) the submission's, where each
+  step's ``produce`` runs with a new challenge, its outputs then scored in a trusted sandbox
+  of their own, as ``evaluate`` does. Before each step a command empties its ``/tmp`` and
+  ``/dev/shm`` (:mod:`environments.in_sandbox.empty_tmp`) and checks they are empty and that
+  no System V IPC object is left (the sandbox refuses to make one); the supervisor kills
+  whatever a command leaves running. If that check fails, the sandbox is lost, or a host
+  write into S fails (the quota image, sized when the sandbox opened, is full), the sandbox
+  is closed and that step is evaluated the old way (a fresh scratch and sandbox); the next
+  step opens a new scratch and sandbox.
 
-Everything else (a task with ``produce.py``, a timed task, one workspace evaluated alone:
-Validate Submission, baselines, ``score_run``, ``check-task``) goes through ``evaluate`` as is
-(a timed task's repeats keep their submission's scratch by the same sync).
+Everything else (a timed or interactive task, one workspace evaluated alone: Validate
+Submission, baselines, ``score_run``, ``check-task``) goes through ``evaluate`` as is (a timed
+task's repeats keep their submission's scratch by the same sync).
 """
 
 from __future__ import annotations
 
+import secrets
 import textwrap
 from contextlib import ExitStack
 from pathlib import Path
@@ -35,12 +39,15 @@ from environments.evaluate import (
     EMPTY_TMP_SOURCE,
     EvalResult,
     evaluate,
+    open_submission,
     open_trusted,
+    produce_failure,
     run_trusted,
+    score_outputs,
 )
 from environments.safefs import WorkspaceError, WorkspaceFS, temporary_folder
 from environments.scratch_sync import Plan, Scratch, Source, plan, read_only_files
-from environments.submission import has_produce
+from environments.submission import CHALLENGE, has_produce, produce_dir, run_produce
 from environments.task import TaskSpec
 from sandbox import SandboxError
 
@@ -67,10 +74,12 @@ class StepScorer:
 
     def __init__(self, task: TaskSpec, sandbox: str = "auto") -> None:
         self.task, self.sandbox = task, sandbox
-        self.incremental = task.has_eval and not task.timed and not has_produce(task.scripts_dir)
+        self.produce = has_produce(task.scripts_dir)  # S is then the submission's, code and all
+        self.incremental = task.has_eval and not task.timed and task.oracle is None
         self._pristine: dict[str, Source] | None = None
         self._stack: ExitStack | None = None
         self._scratch: Scratch | None = None
+        self._here: Path | None = None  # produce.py, inputs/ and this step's challenge
         self._sb = None
         self.stats = {"incremental": 0, "fresh": 0, "laid": 0, "opened": 0}
 
@@ -82,7 +91,7 @@ class StepScorer:
 
     def close(self) -> None:
         """Close the sandbox (its quota image copied back) and remove S."""
-        stack, self._stack, self._scratch, self._sb = self._stack, None, None, None
+        stack, self._stack, self._scratch, self._sb, self._here = self._stack, None, None, None, None
         if stack is not None:
             try:
                 stack.close()
@@ -94,7 +103,7 @@ class StepScorer:
         ``evaluate(task, restored, sandbox)``."""
         if self.incremental:
             try:
-                want = plan(self.task, restored, self.pristine())
+                want = plan(self.task, restored, self.pristine(), strip=not self.produce)
             except (OSError, WorkspaceError):
                 want = None
             if want is not None:
@@ -120,7 +129,23 @@ class StepScorer:
             self.stats["laid"] += self._scratch.sync(want, sources)
             self._clean()
         self._scratch.settle()
-        return run_trusted(self._sb, "get_score", self.task.limits.eval_timeout)
+        if not self.produce:
+            return run_trusted(self._sb, "get_score", self.task.limits.eval_timeout)
+        return self._submission()
+
+    def _submission(self) -> EvalResult:
+        """A two-phase task's step: ``produce.py`` over S in the kept sandbox, with a new
+        challenge, then its outputs scored in a sandbox of their own, as ``evaluate`` does."""
+        timeout = self.task.limits.eval_timeout
+        challenge = secrets.token_hex(16)
+        WorkspaceFS(self._here).write(CHALLENGE, challenge.encode(), mode=0o644)
+        produced = run_produce(self.sandbox, self._scratch.folder, self._here, self._sb.limits, [],
+                               sb=self._sb)
+        if not produced.ok:
+            return produce_failure(produced, timeout)
+        with temporary_folder("labcoat-outputs-") as out:
+            return score_outputs(self.task, produced, self._scratch.folder, out / "outputs", challenge,
+                                 self.sandbox, "get_score", timeout)
 
     def _open(self, want: Plan, sources: dict[str, WorkspaceFS]) -> None:
         """S laid in full, then the sandbox opened over it (the quota image sized for it);
@@ -132,7 +157,12 @@ class StepScorer:
         self._scratch.fs.make_root()
         self.stats["laid"] += self._scratch.sync(want, sources)
         try:
-            self._sb = stack.enter_context(open_trusted(self.task, self._scratch.folder, self.sandbox))
+            if self.produce:
+                self._here = produce_dir(self.task.scripts_dir, tmp / "produce", secrets.token_hex(16))
+                opened = open_submission(self.task, self._scratch.folder, self._here, self.sandbox)
+            else:
+                opened = open_trusted(self.task, self._scratch.folder, self.sandbox)
+            self._sb = stack.enter_context(opened)
         except (SandboxError, OSError, ValueError):
             self.incremental = False  # no sandbox opens here: each step says why, the old way
             raise

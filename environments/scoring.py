@@ -2,8 +2,8 @@
 
 A step's workspace is restored from its snapshot into a scratch folder and evaluated in the
 sandbox (:func:`environments.evaluate.evaluate`: pristine task files, the two-phase contract of
-``environments/submission.py``; several steps of a data-only task in one scratch and one
-sandbox kept in step, :mod:`environments.score_scratch`); the result becomes a :class:`Score`
+``environments/submission.py``; several steps of a task that is neither timed nor
+interactive in one scratch and one sandbox kept in step, :mod:`environments.score_scratch`); the result becomes a :class:`Score`
 against the task's baseline (:mod:`environments.baselines` decides which). Each step's score
 is recorded (``scores.json``, the run's improvement curve), the last step's also as
 ``score.json`` (the run's result).
@@ -187,7 +187,7 @@ def score_steps(run: RunDir, task: TaskSpec, steps: list[int] | None = None,
 
     A step whose workspace is identical to an already scored one (a List Files, an Understand
     File) reuses that evaluation. The steps are restored in turn into one private folder and,
-    for a data-only task, evaluated in one scratch and one sandbox synced to each step
+    unless the task is timed or interactive, evaluated in one scratch and one sandbox synced to each step
     (:class:`environments.score_scratch.StepScorer`): a step costs what changed plus one
     ``lstat`` per file, not a copy of every file and a new sandbox. Writes ``scores.json``,
     and ``score.json`` when the last step is among them.

@@ -27,8 +27,8 @@ its bounding set and becomes the sandbox's leased host uid (its arguments) befor
 first request. As PID 1 it
 also reaps every orphan. A seccomp filter, inherited by every command, refuses new user
 namespaces (every capability over fresh mount and network namespaces: kernel surface an ML
-script never needs) and the kernel keyring, BPF, perf and io_uring interfaces, which no
-namespace isolates.
+script never needs), the kernel keyring, BPF, perf and io_uring interfaces, which no
+namespace isolates, and System V IPC and POSIX message queues, whose objects outlive a command.
 
 When the host goes away (the socket reaches EOF) the command and everything else in the
 namespace are killed and this process exits, which ends the pid namespace.
@@ -278,6 +278,11 @@ _DENY = {  # name: (x86_64, aarch64)
     # io_uring does a command's I/O from kernel workers, out of this filter's sight, and is a
     # large kernel surface of its own
     "io_uring_setup": (425, 425), "io_uring_enter": (426, 426), "io_uring_register": (427, 427),
+    # objects of the sandbox's IPC namespace outlive the command that made them, where nothing
+    # that empties /tmp sees them: a note one command leaves for the next (a timed task's next
+    # repeat, the next step scored in the same sandbox). POSIX shared memory and semaphores
+    # (shm_open, sem_open: what multiprocessing and torch use) are files in /dev/shm instead.
+    "shmget": (29, 194), "semget": (64, 190), "msgget": (68, 186), "mq_open": (240, 180),
 }
 _ARCH = {"x86_64": (0xC000003E, 0, 272, 56, 435), "aarch64": (0xC00000B7, 1, 97, 220, 435)}
 

@@ -1,6 +1,7 @@
 """Host cost of scoring a run's steps as its workspace grows: 0 / 1k / 10k small files.
 
-A data-only task (the tests' tiny task: eval.py reads ``result.txt``); step 1 runs a script that
+A data-only task (the tests' tiny task: eval.py reads ``result.txt``), or with ``--two-phase``
+one whose ``produce.py`` copies ``result.txt`` into its outputs for ``score``; step 1 runs a script that
 lays ``n`` small files in the workspace (a dataset the agent unpacks), each later step writes
 ``result.txt`` anew (one small file changed, so no two steps are the same workspace). The same
 run is then scored both ways, in the same process:
@@ -13,6 +14,7 @@ run is then scored both ways, in the same process:
 * their ratio, and how each grows from the empty workspace.
 
     python tests/benchmarks/bench_score_scale.py [--sizes 0,1000,10000] [--steps 6] [--sandbox local]
+        [--two-phase]
 """
 
 from __future__ import annotations
@@ -31,8 +33,12 @@ sys.path.insert(0, str(ROOT))
 
 from tests.benchmarks.bench_workspace_scale import unpack_script
 
+PRODUCE = ("import os, shutil\ndef produce(workspace, here, out):\n"
+           "    shutil.copy(os.path.join(str(workspace), 'result.txt'), os.path.join(str(out), 'r.txt'))\n")
+SCORE = "import os\ndef score(folder):\n    return float(open(os.path.join(folder, 'r.txt')).read())\n"
 
-def one(n: int, steps: int, sandbox: str) -> dict:
+
+def one(n: int, steps: int, sandbox: str, two_phase: bool) -> dict:
     from agent.actor import Proposal
     from agent.replay import ReplayActor
     from agent.runner import create_run, drive
@@ -41,7 +47,8 @@ def one(n: int, steps: int, sandbox: str) -> dict:
 
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
         os.environ["LABCOAT_HOME"] = str(Path(tmp) / "home")
-        task_root = write_task(Path(tmp) / "task", files={"env/unpack.py": unpack_script(n)})
+        files = {"env/unpack.py": unpack_script(n), **({"scripts/produce.py": PRODUCE} if two_phase else {})}
+        task_root = write_task(Path(tmp) / "task", files=files, eval_body=SCORE if two_phase else None)
         actions = [Proposal(action="Execute Script", args={"script_name": "unpack.py"})]
         actions += [Proposal(action="Write File", args={"file_name": "result.txt", "content": str(k)})
                     for k in range(2, steps + 1)]
@@ -69,8 +76,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="0,1000,10000")
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--sandbox", default="local")
+    parser.add_argument("--two-phase", action="store_true", help="a task with scripts/produce.py")
     args = parser.parse_args()
-    rows = [one(int(s), args.steps, args.sandbox) for s in args.sizes.split(",")]
+    rows = [one(int(s), args.steps, args.sandbox, args.two_phase) for s in args.sizes.split(",")]
     e_new, e_old = rows[0]["step_s"], rows[0]["alone_s"]
     print(f"{'files':>8} {'all-steps ms/step':>18} {'x empty':>8} {'alone ms/step':>14} "
           f"{'x empty':>8} {'alone/all-steps':>16} {'first step ms':>14}")

@@ -129,21 +129,6 @@ def alone(run, task, steps, sandbox):
     return [score_run(run, task, step=k, sandbox=sandbox).value for k in steps]
 
 
-@pytest.fixture
-def scorer_stats(monkeypatch):
-    """What each ``score_steps`` call's StepScorer did (its ``stats`` when it closed)."""
-    seen = []
-    original = score_scratch.StepScorer.close
-
-    def spy(self):
-        if any(self.stats.values()):
-            seen.append(dict(self.stats))
-        original(self)
-
-    monkeypatch.setattr(score_scratch.StepScorer, "close", spy)
-    return seen
-
-
 BACKENDS = [pytest.param("local", id="local"), pytest.param("docker", id="docker", marks=docker_marks)]
 
 

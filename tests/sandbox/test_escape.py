@@ -272,6 +272,36 @@ def test_io_uring_is_refused(sb):
     assert r.stdout.strip() == "[(425, -1, 1), (426, -1, 1), (427, -1, 1)]", r.stdout
 
 
+IPC_NOTE = textwrap.dedent("""
+    import ctypes, os, sys
+    libc = ctypes.CDLL(None, use_errno=True)
+    rt = ctypes.CDLL("librt.so.1", use_errno=True)
+    create = sys.argv[1] == "leave"
+    flags = 0o1000 | 0o600 if create else 0  # IPC_CREAT
+    got = {}
+    for name, call in (("shm", lambda: libc.shmget(0x1ab, 4096 if create else 0, flags)),
+                       ("sem", lambda: libc.semget(0x1ab, 1 if create else 0, flags)),
+                       ("msg", lambda: libc.msgget(0x1ab, flags)),
+                       ("mq", lambda: rt.mq_open(b"/labcoat-note", os.O_RDWR | (os.O_CREAT if create else 0),
+                                                 0o600, None))):
+        ret = call()
+        got[name] = ret if ret >= 0 else -ctypes.get_errno()
+    print(got)
+""")
+
+
+def test_ipc_objects_that_would_outlive_a_command_are_refused(sb):
+    """A System V segment, semaphore set or message queue, or a POSIX message queue, lives in
+    the sandbox's IPC namespace after the command that made it ends, where nothing that
+    empties /tmp sees it: a timed task's repeat could leave a note for the next. Making one,
+    or reaching one by its key or name, is refused (EPERM)."""
+    left = sb.exec([sb.python, "-c", IPC_NOTE, "leave"])
+    found = sb.exec([sb.python, "-c", IPC_NOTE, "find"])
+    assert left.ok and found.ok, left.stderr + found.stderr
+    assert left.stdout.strip() == "{'shm': -1, 'sem': -1, 'msg': -1, 'mq': -1}", left.stdout
+    assert found.stdout.strip() == "{'shm': -1, 'sem': -1, 'msg': -1, 'mq': -1}", found.stdout
+
+
 def test_the_probe_reports_local_contained():
     """What `labcoat sandbox check` shows for local: contained, io_uring refused, and (started
     by root) a host uid of labcoat's reserved range."""

@@ -1,0 +1,108 @@
+"""``score_steps`` for a two-phase task (``scripts/produce.py``): the submission's workspace and
+its sandbox kept across steps, the outputs scored in a sandbox of their own.
+
+Here the submission phase is where the workspace's code runs, so it is the fingerprint and the
+attacks of ``test_scoring_steps`` that run there: ``produce`` records a fingerprint of all it
+can see (the workspace, ``/tmp``, ``/dev/shm``) as its output, which ``score`` returns, then
+does what ``attack.txt`` says. Each later step's score with ``--all-steps`` must equal the
+same step scored alone, in a fresh scratch and fresh sandboxes.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from environments import scratch_sync
+from environments.scoring import score_steps
+from tests.conftest import write_task
+from tests.environments.test_scoring_steps import (
+    ATTACKS,
+    BACKENDS,
+    FALLS_BACK,
+    FINGERPRINT_EVAL,
+    alone,
+    later_scores,
+    make_run,
+    script,
+    trusting_sync,
+    write,
+)
+
+PRODUCE = FINGERPRINT_EVAL + textwrap.dedent('''
+    def produce(workspace, here, out):
+        import json
+        value = get_score(str(workspace))  # the fingerprint, then the attack
+        with open(os.path.join(str(out), "value.json"), "w") as f:
+            json.dump(value, f)
+''')
+SCORE = textwrap.dedent('''
+    import json, os
+    def score(folder):
+        with open(os.path.join(folder, "value.json")) as f:
+            return float(json.load(f))
+''')
+
+
+def produce_task(root):
+    return write_task(root, eval_body=SCORE, read_only="data.txt\nlib/*\n", files={
+        "scripts/produce.py": PRODUCE, "env/lib/helper.py": "X = 1\n",
+        "env/sub/keep_me.txt": "pristine\n"})
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_all_steps_of_a_two_phase_task_equal_each_step_scored_alone(tmp_path, backend, scorer_stats):
+    proposals = [
+        write("keep.txt", "kept\n"), write("sub/a.csv", "1,2\n"), write("model.py", "W = 1\n"),
+        *script("""
+            import os
+            os.rename("sub/a.csv", "sub/renamed.csv")
+            os.makedirs("__pycache__", exist_ok=True)
+            open("__pycache__/x.cpython.pyc", "wb").write(b"junk")
+            open("data.txt", "w").write("100 200\\n")
+            open("lib/helper.py", "w").write("X = 2\\n")
+        """),
+        write("model.py", "W = 2\n"),
+    ]
+    run, task = make_run(produce_task(tmp_path / "task"), tmp_path, proposals, backend)
+    steps = list(range(1, len(proposals) + 1))
+    together = [s.value for s in score_steps(run, task, sandbox=backend)]
+    assert None not in together
+    assert together == alone(run, task, steps, backend)
+    final = scorer_stats[-1]
+    assert final["fresh"] == 0 and final["opened"] == 1, final
+    assert final["incremental"] == len(set(together)), final
+    assert final["laid"] < 4 * len(steps), final  # not steps x files
+
+
+def attack_run(tmp_path, what: str, backend: str):
+    proposals = [write("keep.txt", "keep this\n"), write("sub/x.txt", "x\n"),
+                 write("attack.txt", what), write("attack.txt", "none"), write("other.txt", "o\n")]
+    return make_run(produce_task(tmp_path / "task"), tmp_path, proposals, backend)
+
+
+@pytest.mark.parametrize("what", ATTACKS)
+def test_a_submission_leaves_nothing_for_the_next_step(tmp_path, what, scorer_stats):
+    run, task = attack_run(tmp_path, what, "local")
+    together, fresh = later_scores(run, task, "local")
+    assert None not in fresh and together == fresh
+    stats = scorer_stats[-1]
+    if what in FALLS_BACK:
+        assert stats["fresh"] == 1 and stats["opened"] == 2, stats
+    else:  # caught in the kept scratch, not avoided by a fresh one
+        assert stats["fresh"] == 0 and stats["opened"] == 1, stats
+
+
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if b.id == "docker"])
+def test_a_submission_leaves_nothing_for_the_next_step_on_docker(tmp_path, backend, scorer_stats):
+    run, task = attack_run(tmp_path, " ".join(ATTACKS), backend)
+    together, fresh = later_scores(run, task, backend)
+    assert None not in fresh and together == fresh
+
+
+def test_a_leftover_reaches_the_next_step_past_a_scratch_that_trusts_itself(tmp_path, monkeypatch):
+    monkeypatch.setattr(scratch_sync.Scratch, "sync", trusting_sync)
+    run, task = attack_run(tmp_path, "new-names", "local")
+    together, fresh = later_scores(run, task, "local")
+    assert None not in together and together != fresh
