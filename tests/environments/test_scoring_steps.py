@@ -158,22 +158,27 @@ def test_all_steps_equal_each_step_scored_alone(tmp_path, backend, scorer_stats)
         """),
         write("sub/renamed.csv", "5,6\n"),
     ]
-    run, task = make_run(fingerprint_task(tmp_path / "task"), tmp_path, proposals, backend)
+    assert_all_steps_as_alone(fingerprint_task, tmp_path, proposals, backend, scorer_stats)
+
+
+def assert_all_steps_as_alone(make_task, tmp_path, proposals, backend, scorer_stats) -> None:
+    """A run of ``proposals`` on ``make_task``'s task: every step with --all-steps scores as
+    it does alone, through the kept scratch and one sandbox, laying only what changed."""
+    run, task = make_run(make_task(tmp_path / "task"), tmp_path, proposals, backend)
     steps = list(range(1, len(proposals) + 1))
     together = [s.value for s in score_steps(run, task, sandbox=backend)]
     assert None not in together
     assert together == alone(run, task, steps, backend)
-    # the steps went through the kept scratch, one sandbox, laying what changed
     final = scorer_stats[-1]
     assert final["fresh"] == 0 and final["opened"] == 1, final
     assert final["incremental"] == len(set(together)), final
     assert final["laid"] < 4 * len(steps), final  # not steps x files
 
 
-def attack_run(tmp_path, what: str, backend: str):
+def attack_run(tmp_path, what: str, backend: str, make_task=fingerprint_task):
     proposals = [write("keep.txt", "keep this\n"), write("sub/x.txt", "x\n"),
                  write("attack.txt", what), write("attack.txt", "none"), write("other.txt", "o\n")]
-    return make_run(fingerprint_task(tmp_path / "task"), tmp_path, proposals, backend)
+    return make_run(make_task(tmp_path / "task"), tmp_path, proposals, backend)
 
 
 def later_scores(run, task, backend):
@@ -184,22 +189,26 @@ def later_scores(run, task, backend):
 
 @pytest.mark.parametrize("what", ATTACKS)
 def test_an_evaluation_leaves_nothing_for_the_next_step(tmp_path, what, scorer_stats):
-    run, task = attack_run(tmp_path, what, "local")
-    together, fresh = later_scores(run, task, "local")
-    assert None not in fresh and together == fresh
-    stats = scorer_stats[-1]
-    if what in FALLS_BACK:
-        assert stats["fresh"] == 1 and stats["opened"] == 2, stats
-    else:  # caught in the kept scratch, not avoided by a fresh one
-        assert stats["fresh"] == 0 and stats["opened"] == 1, stats
+    assert_nothing_left(fingerprint_task, tmp_path, what, "local", scorer_stats)
 
 
 @pytest.mark.parametrize("backend", [pytest.param("docker", marks=docker_marks)])
 def test_an_evaluation_leaves_nothing_for_the_next_step_on_docker(tmp_path, backend, scorer_stats):
-    run, task = attack_run(tmp_path, " ".join(ATTACKS), backend)
+    assert_nothing_left(fingerprint_task, tmp_path, " ".join(ATTACKS), backend, scorer_stats)
+
+
+def assert_nothing_left(make_task, tmp_path, what: str, backend: str, scorer_stats) -> None:
+    """Steps 4 and 5, after step 3's attack ``what``, score with --all-steps as they do alone;
+    the attack was caught in the kept scratch, not avoided by a fresh one (but what cannot be
+    emptied, which closes the sandbox)."""
+    run, task = attack_run(tmp_path, what, backend, make_task)
     together, fresh = later_scores(run, task, backend)
     assert None not in fresh and together == fresh
-    assert scorer_stats[-1]["opened"] >= 1
+    stats = scorer_stats[-1]
+    if any(w in FALLS_BACK for w in what.split()):
+        assert stats["fresh"] == 1 and stats["opened"] == 2, stats
+    else:
+        assert stats["fresh"] == 0 and stats["opened"] == 1, stats
 
 
 # --- the same attacks against naive persistent scratches: each gets through ----------------

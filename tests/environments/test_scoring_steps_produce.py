@@ -15,16 +15,15 @@ import textwrap
 import pytest
 
 from environments import scratch_sync
-from environments.scoring import score_steps
 from tests.conftest import write_task
 from tests.environments.test_scoring_steps import (
     ATTACKS,
     BACKENDS,
-    FALLS_BACK,
     FINGERPRINT_EVAL,
-    alone,
+    assert_all_steps_as_alone,
+    assert_nothing_left,
+    attack_run,
     later_scores,
-    make_run,
     script,
     trusting_sync,
     write,
@@ -53,7 +52,7 @@ def produce_task(root):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_all_steps_of_a_two_phase_task_equal_each_step_scored_alone(tmp_path, backend, scorer_stats):
-    proposals = [
+    assert_all_steps_as_alone(produce_task, tmp_path, [
         write("keep.txt", "kept\n"), write("sub/a.csv", "1,2\n"), write("model.py", "W = 1\n"),
         *script("""
             import os
@@ -64,45 +63,21 @@ def test_all_steps_of_a_two_phase_task_equal_each_step_scored_alone(tmp_path, ba
             open("lib/helper.py", "w").write("X = 2\\n")
         """),
         write("model.py", "W = 2\n"),
-    ]
-    run, task = make_run(produce_task(tmp_path / "task"), tmp_path, proposals, backend)
-    steps = list(range(1, len(proposals) + 1))
-    together = [s.value for s in score_steps(run, task, sandbox=backend)]
-    assert None not in together
-    assert together == alone(run, task, steps, backend)
-    final = scorer_stats[-1]
-    assert final["fresh"] == 0 and final["opened"] == 1, final
-    assert final["incremental"] == len(set(together)), final
-    assert final["laid"] < 4 * len(steps), final  # not steps x files
-
-
-def attack_run(tmp_path, what: str, backend: str):
-    proposals = [write("keep.txt", "keep this\n"), write("sub/x.txt", "x\n"),
-                 write("attack.txt", what), write("attack.txt", "none"), write("other.txt", "o\n")]
-    return make_run(produce_task(tmp_path / "task"), tmp_path, proposals, backend)
+    ], backend, scorer_stats)
 
 
 @pytest.mark.parametrize("what", ATTACKS)
 def test_a_submission_leaves_nothing_for_the_next_step(tmp_path, what, scorer_stats):
-    run, task = attack_run(tmp_path, what, "local")
-    together, fresh = later_scores(run, task, "local")
-    assert None not in fresh and together == fresh
-    stats = scorer_stats[-1]
-    if what in FALLS_BACK:
-        assert stats["fresh"] == 1 and stats["opened"] == 2, stats
-    else:  # caught in the kept scratch, not avoided by a fresh one
-        assert stats["fresh"] == 0 and stats["opened"] == 1, stats
+    assert_nothing_left(produce_task, tmp_path, what, "local", scorer_stats)
 
 
 @pytest.mark.parametrize("backend", [b for b in BACKENDS if b.id == "docker"])
 def test_a_submission_leaves_nothing_for_the_next_step_on_docker(tmp_path, backend, scorer_stats):
-    run, task = attack_run(tmp_path, " ".join(ATTACKS), backend)
-    together, fresh = later_scores(run, task, backend)
-    assert None not in fresh and together == fresh
+    assert_nothing_left(produce_task, tmp_path, " ".join(ATTACKS), backend, scorer_stats)
 
 
 def test_a_leftover_reaches_the_next_step_past_a_scratch_that_trusts_itself(tmp_path, monkeypatch):
     monkeypatch.setattr(scratch_sync.Scratch, "sync", trusting_sync)
-    run, task = attack_run(tmp_path, "new-names", "local")
+    run, task = attack_run(tmp_path, "new-names", "local", produce_task)
     together, fresh = later_scores(run, task, "local")
     assert None not in together and together != fresh
