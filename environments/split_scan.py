@@ -142,7 +142,10 @@ def _start(group: list[Unit], work: Callable[[list[Unit]], dict[str, S]]) -> tup
     if pid == 0:  # the child: walk, send, and leave without running the parent's exit handlers
         code = 1
         try:
-            os.close(r)
+            # only its pipe: a descriptor of the parent's (another run's sandbox socket, a
+            # command's output pipe) held here would keep its reader from seeing EOF
+            os.closerange(3, w)
+            os.closerange(w + 1, 1 << 30)
             data = memoryview(pickle.dumps(work(group), protocol=pickle.HIGHEST_PROTOCOL))
             while data:
                 data = data[os.write(w, data):]

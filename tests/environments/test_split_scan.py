@@ -60,6 +60,27 @@ def test_each_group_but_the_first_is_walked_by_another_process():
     assert found["d"] not in (os.getpid(), found["b"])
 
 
+def test_a_child_holds_none_of_the_parents_descriptors():
+    """Another thread's pipe (a sandbox command's output) must see EOF when its writer closes,
+    not when a walk forked meanwhile ends."""
+    r, w = os.pipe()
+    try:
+        def work(group):
+            def is_open(fd):
+                try:
+                    os.fstat(fd)
+                    return True
+                except OSError:
+                    return False
+            return {u.rel: (is_open(r), is_open(w)) for u in group}
+
+        found = run_split([units("here"), units("there")], work)
+        assert found == {"here": (True, True), "there": (False, False)}
+    finally:
+        os.close(r)
+        os.close(w)
+
+
 def test_a_child_that_dies_or_hangs_is_left_out_and_gone(monkeypatch, tmp_path):
     monkeypatch.setattr(split_scan, "GRACE_S", 1.0)
     parent = os.getpid()
