@@ -17,7 +17,7 @@ lays the files in the workspace (a dataset the agent unpacks) and records them; 
   giving the workspace to its uid before each command: only the folders whose ctime changed
   since the last hand-over are listed, ``sandbox/ownership.py``).
 
-    python tests/benchmarks/bench_workspace_scale.py [--sizes 0,1000,10000,100000] [--steps 8]
+    python tests/benchmarks/bench_workspace_scale.py [--sizes 0,1000,10000,100000] [--steps 8] [--per-folder N]
     python tests/benchmarks/bench_workspace_scale.py --snapshots /tmp/old_snapshots.py  # "before"
 
 ``--snapshots`` and ``--ownership`` run with another ``environments/snapshots.py`` or
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import itertools
 import json
 import os
 import resource
@@ -48,11 +49,11 @@ TINY = "import os, sys\nos.makedirs('out', exist_ok=True)\nn = len(os.listdir('o
        "open(f'out/{n}.txt', 'w').write(str(n))\nprint('wrote', n)\n"
 
 
-def unpack_script(n: int) -> str:
-    """A script laying ``n`` small files in folders of ``PER_FOLDER`` (``data/d000/f000000.txt``)."""
+def unpack_script(n: int, per_folder: int = PER_FOLDER) -> str:
+    """A script laying ``n`` small files in folders of ``per_folder`` (``data/d000/f000000.txt``)."""
     return (f"import os\nfor i in range({n}):\n"
-            f"    d = 'data/d%03d' % (i // {PER_FOLDER})\n"
-            f"    if i % {PER_FOLDER} == 0:\n        os.makedirs(d, exist_ok=True)\n"
+            f"    d = 'data/d%03d' % (i // {per_folder})\n"
+            f"    if i % {per_folder} == 0:\n        os.makedirs(d, exist_ok=True)\n"
             f"    open('%s/f%06d.txt' % (d, i), 'w').write('%d\\n' % i)\n")
 
 
@@ -68,7 +69,7 @@ def new_bytes(path: Path, since_ns: int) -> int:
     return total
 
 
-def one(n: int, steps: int, replace: dict[str, str]) -> dict:
+def one(n: int, steps: int, replace: dict[str, str], per_folder: int = PER_FOLDER) -> dict:
     for name, path in replace.items():  # another module, loaded before anything imports ours
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
@@ -105,7 +106,7 @@ def one(n: int, steps: int, replace: dict[str, str]) -> dict:
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
         os.environ["LABCOAT_HOME"] = str(Path(tmp) / "home")
         task = write_task(Path(tmp) / "task", files={"env/tiny.py": TINY,
-                                                     "env/unpack.py": unpack_script(n)})
+                                                     "env/unpack.py": unpack_script(n, per_folder)})
         actions = [Proposal(action="Execute Script", args={"script_name": "unpack.py"})]
         actions += [Proposal(action="Execute Script", args={"script_name": "tiny.py"})
                     for _ in range(steps - 1)]
@@ -115,7 +116,7 @@ def one(n: int, steps: int, replace: dict[str, str]) -> dict:
         drive(run, spec, actor)
         recorded = [datetime.fromisoformat(s.time).timestamp() for s in run.steps()]
         assert len(recorded) == steps, [s.observation for s in run.steps()][-1:]
-        later = [b - a for a, b in zip(recorded[1:], recorded[2:])]
+        later = [b - a for a, b in itertools.pairwise(recorded[1:])]
         t1_ns = int(recorded[1] * 1e9)  # step 2's record: what was written after it is growth
         grown = new_bytes(run.path / "snapshots", t1_ns) + run.trace_path.stat().st_size // steps
         return {"files": n, "step_s": statistics.median(later), "first_s": recorded[0] - start,
@@ -131,6 +132,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="0,1000,10000,100000")
     parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--per-folder", type=int, default=PER_FOLDER,
+                        help="files per data folder (a dataset's images side by side: 100000)")
     parser.add_argument("--snapshots", help="another environments/snapshots.py to measure")
     parser.add_argument("--ownership", help="another sandbox/ownership.py to measure")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
@@ -138,15 +141,16 @@ def main() -> None:
     replace = {name: path for name, path in (("environments.snapshots", args.snapshots),
                                              ("sandbox.ownership", args.ownership)) if path}
     if args.one is not None:
-        print(json.dumps(one(args.one, args.steps, replace)))
+        print(json.dumps(one(args.one, args.steps, replace, args.per_folder)))
         return
     rows = []
     for n in (int(s) for s in args.sizes.split(",")):
-        cmd = [sys.executable, __file__, "--one", str(n), "--steps", str(args.steps)]
+        cmd = [sys.executable, __file__, "--one", str(n), "--steps", str(args.steps),
+               "--per-folder", str(args.per_folder)]
         for flag in ("snapshots", "ownership"):
             if getattr(args, flag):
                 cmd += [f"--{flag}", getattr(args, flag)]
-        out = subprocess.run(cmd, capture_output=True, text=True)
+        out = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if out.returncode:
             sys.exit(f"{n} files failed:\n{out.stderr[-3000:]}")
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
