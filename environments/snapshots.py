@@ -14,7 +14,8 @@ could be stamped the same: git's "racy" entries), so that file is read again nex
 check is one ``lstat`` per file, the cost left per unchanged file (no journal of what the
 sandbox wrote exists to skip it): each is compared as the folder's listing comes, and a folder
 found unchanged is kept as stored, never rebuilt entry by entry. A large workspace's walk is
-split between processes by subfolder (:mod:`environments.split_scan`). A changed file is read once,
+split between processes, by subfolder and a large folder's listing by inode
+(:mod:`environments.split_scan`). A changed file is read once,
 through one descriptor of its folder: hashed as it is copied into the store (a copy dropped
 when its object exists or it is the task's own). Each folder's entry also carries a hash of
 its content alone (names, file hashes, modes: no ``lstat`` key), the count of files beneath

@@ -176,6 +176,15 @@ def test_a_split_snapshot_records_what_one_process_records(tmp_path, monkeypatch
     again = split.take(ws, "00002")  # nothing changed: nothing to record, from the children too
     assert len(forks) == 4
     assert again.content == apart.content and again.changed_since(apart) == []
+    assert_same_disk_cap(split, ws, apart.nonbase)
+
+
+def assert_same_disk_cap(store: SnapshotStore, ws: Path, nonbase: int) -> None:
+    """The bytes counted for the disk cap, by every process, are the workspace's own beyond
+    the task's: one byte under them is over the cap (nothing stored), exactly them is not."""
+    assert nonbase > 0
+    assert store.take(ws, "00010", cap_bytes=nonbase - 1).stored is False
+    assert store.take(ws, "00011", cap_bytes=nonbase).stored is True
 
 
 def test_where_fork_is_refused_the_parent_walks_alone(monkeypatch):
@@ -235,3 +244,4 @@ def test_a_folder_shared_out_by_inode_records_what_one_process_records(tmp_path,
     assert split.read("00001", "data/d000/f00120.txt") == target.read_bytes()
     again = split.take(ws, "00002")
     assert again.content == apart.content and again.changed_since(apart) == []
+    assert_same_disk_cap(split, ws, apart.nonbase)
