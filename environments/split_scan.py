@@ -97,7 +97,7 @@ def partition(root: Any, subfolders: Callable[[Any], dict[str, Any]], parts: int
     return [g for g in groups if g]
 
 
-def run_split(groups: list[list[Unit]], work: Callable[[list[Unit]], dict[str, S]]) -> dict[str, S]:
+def run_split(groups: list[list[Unit]], work: Callable[[list[Unit]], dict[Any, S]]) -> dict[Any, S]:
     """``work`` of every group, keyed as ``work`` keys them: the first group here, each other
     in a forked child. What a failed child should have given is missing from the result (the
     caller walks those folders itself)."""
@@ -128,7 +128,7 @@ def run_split(groups: list[list[Unit]], work: Callable[[list[Unit]], dict[str, S
     return found
 
 
-def _start(group: list[Unit], work: Callable[[list[Unit]], dict[str, S]]) -> tuple[int, int]:
+def _start(group: list[Unit], work: Callable[[list[Unit]], dict[Any, S]]) -> tuple[int, int]:
     """Fork a child walking ``group``; its result comes pickled through the pipe it returns."""
     r, w = os.pipe()
     try:
@@ -140,7 +140,6 @@ def _start(group: list[Unit], work: Callable[[list[Unit]], dict[str, S]]) -> tup
         os.close(w)
         raise
     if pid == 0:  # the child: walk, send, and leave without running the parent's exit handlers
-        code = 1
         try:
             # only its pipe: a descriptor of the parent's (another run's sandbox socket, a
             # command's output pipe) held here would keep its reader from seeing EOF

@@ -19,6 +19,7 @@ from environments.safefs import WorkspaceFS
 from environments.task import load_task
 from tests.environments.test_scoring_steps import trusting_sync
 from tests.environments.test_seam import FAST, timed_task
+from tests.sandbox.backends import docker_marks
 
 SUBMISSION = textwrap.dedent('''
     import os, pathlib
@@ -27,6 +28,10 @@ SUBMISSION = textwrap.dedent('''
     RO = WS / "data" / "ro.txt"
 
     def plant():
+        for attack in ATTACK.split():
+            plant_one(attack)
+
+    def plant_one(ATTACK):
         if ATTACK == "new-file":
             (WS / "pkg" / "cache.txt").write_text("answer")
         elif ATTACK in ("in-place", "read-only"):
@@ -69,14 +74,14 @@ SUBMISSION = textwrap.dedent('''
 ATTACKS = ["new-file", "in-place", "read-only", "folder-note", "folder-mode", "link", "hard-link", "fifo"]
 
 
-def score_attack(tmp_path, attack: str):
+def score_attack(tmp_path, attack: str, sandbox: str = "local"):
     task = load_task(timed_task(tmp_path))
     ws = tmp_path / "ws"
     (ws / "pkg").mkdir(parents=True)
     (ws / "pkg" / "__init__.py").write_text("")
     (ws / "notes.txt").write_text("notes\n")
     (ws / "fast.py").write_text(FAST.replace("def run", "def _honest") + SUBMISSION.format(attack=attack))
-    return evaluate(task, ws, "local")
+    return evaluate(task, ws, sandbox)
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
@@ -84,6 +89,13 @@ def test_nothing_a_repeat_leaves_in_its_workspace_reaches_the_next(tmp_path, att
     result = score_attack(tmp_path, attack)
     assert result.value is not None and result.paired is not None, result.detail
     assert "pairs" in result.detail
+
+
+@pytest.mark.parametrize("backend", [pytest.param("docker", marks=docker_marks)])
+def test_nothing_a_repeat_leaves_reaches_the_next_on_docker(tmp_path, backend):
+    everything = " ".join(a for a in ATTACKS if a != "link") + " link"  # the link replaces notes.txt last
+    result = score_attack(tmp_path, everything, backend)
+    assert result.value is not None and result.paired is not None, result.detail
 
 
 @pytest.mark.parametrize(("attack", "naive"), [
