@@ -15,6 +15,7 @@ docker is not local's). Measuring is: ``env/`` copied to a scratch workspace, th
 
 from __future__ import annotations
 
+import os
 import re
 import statistics
 from collections.abc import Callable
@@ -245,7 +246,11 @@ def summarise(task: TaskSpec, values: list[float], sandbox: str | None = None) -
 
 
 def store_baseline(task: TaskSpec, measured: Measured) -> Path:
+    """Written whole or not at all (a temporary file renamed over it): two labcoat processes
+    sharing a home may measure the same task at once, and a reader must never see half."""
     path = baseline_path(task)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(measured.model_dump_json(indent=2))
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(measured.model_dump_json(indent=2))
+    os.replace(tmp, path)
     return path

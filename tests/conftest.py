@@ -18,12 +18,27 @@ import pytest  # noqa: E402
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-@pytest.fixture(autouse=True)
-def _labcoat_home(tmp_path_factory, monkeypatch):
-    """Prepared tasks and baselines go to a per-session folder, never the user's cache."""
-    home = tmp_path_factory.getbasetemp() / "labcoat-home"
-    monkeypatch.setenv("LABCOAT_HOME", str(home))
-    return home
+def session_home(tmp_path_factory) -> Path:
+    """The test session's ``LABCOAT_HOME``: one folder that every xdist worker of this session
+    shares (the parent of a worker's own temporary folder), so that a suite task is prepared,
+    a task's Python environment built and a baseline measured once per session rather than
+    once per worker or module. What lives there is written under labcoat's own locks
+    (``prepare_task``, ``sandbox.pyenv``) or atomically (stored baselines), as two runs of
+    labcoat sharing one home need anyway; a test that wants a home of its own sets one."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    return shared / "labcoat-home"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _labcoat_home(tmp_path_factory):
+    """Prepared tasks and baselines go to the session's folder, never the user's cache: set for
+    the whole session, so module- and session-scoped fixtures see it too (a test that sets its
+    own with ``monkeypatch`` gets this one back after it)."""
+    home = session_home(tmp_path_factory)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("LABCOAT_HOME", str(home))
+        yield home
 
 
 @pytest.fixture(autouse=True)
@@ -71,17 +86,29 @@ def tiny_task(tmp_path) -> Path:
 
 @pytest.fixture(scope="session")
 def prepared_suite_task(tmp_path_factory):
-    """``prepared_suite_task(name)``: suite task ``name`` prepared once per test session (per
-    xdist worker), shared by the parametrised suite checks and the task-specific files, so a
-    task's data is generated once however many modules look at it. Tests must not write into
-    it: they copy ``env/`` to a workspace (``tests.task_checks.make_workspace``)."""
+    """``prepared_suite_task(name)``: suite task ``name`` prepared once per test session (in the
+    session's shared home, whichever worker asks first), shared by the parametrised suite checks,
+    the task-specific files and the runs the tests start, so a task's data is generated once
+    however many modules look at it. Tests must not write into it: they copy ``env/`` to a
+    workspace (``tests.task_checks.make_workspace``)."""
     from tests import task_checks as th
 
+    cache = session_home(tmp_path_factory) / "tasks"
     prepared: dict = {}
 
     def get(name: str):
         if name not in prepared:
-            prepared[name] = th.prepared_task(name, tmp_path_factory.mktemp(f"prepared-{name}"))
+            prepared[name] = th.prepared_task(name, cache)
         return prepared[name]
 
     return get
+
+
+def pytest_collection_modifyitems(config, items):
+    """A ``serial`` test is a ``slow`` one: README's fast set runs on two workers and must never
+    hold a test that is timed against the clock."""
+    wrong = [item.nodeid for item in items
+             if item.get_closest_marker("serial") and not item.get_closest_marker("slow")]
+    if wrong:
+        raise pytest.UsageError("marked serial but not slow (the fast set runs on two workers): "
+                                + ", ".join(wrong))

@@ -15,8 +15,10 @@ prints mean ± std (how the baselines in ``task.toml`` were measured).
 from __future__ import annotations
 
 import argparse
+import fcntl
 import hashlib
 import importlib.util
+import json
 import shutil
 import statistics
 import tempfile
@@ -26,9 +28,10 @@ from types import ModuleType
 import pytest
 
 from environments.anchors import load_anchors, normalize
-from environments.prepare import prepare_task
 from environments.baselines import improvement, run_solve
 from environments.evaluate import EvalResult, evaluate
+from environments.home import labcoat_home
+from environments.prepare import prepare_task
 from environments.scoring import make_score
 from environments.suite import TASKS_DIR
 from environments.task import TaskSpec, load_task
@@ -43,9 +46,11 @@ def task_spec(name: str) -> TaskSpec:
     return load_task(TASKS_DIR / name)
 
 
-def prepared_task(name: str, cache: Path) -> TaskSpec:
-    """Suite task ``name`` prepared in a private copy under ``cache``."""
-    return prepare_task(task_spec(name), cache=Path(cache), sandbox=SANDBOX)
+def prepared_task(name: str, cache: Path | None = None) -> TaskSpec:
+    """Suite task ``name`` prepared in a private copy under ``cache``; by default in
+    ``$LABCOAT_HOME/tasks``, which the tests share for the session (``tests/conftest.py``), as
+    runs do: preparing is deterministic (``assert_deterministic``), so one copy serves all."""
+    return prepare_task(task_spec(name), cache=Path(cache) if cache else None, sandbox=SANDBOX)
 
 
 def private_files(spec: TaskSpec) -> list[Path]:
@@ -121,13 +126,25 @@ def assert_no_private_data_in(spec: TaskSpec, workspace: Path) -> None:
 def assert_timed_reference_succeeds(spec: TaskSpec, tmp_path: Path) -> tuple[float, float]:
     """A timed task: the reference scored against the pristine env/ in the same call
     (interleaved pairs, ``environments/timing.py``); the whole 95% interval of its improvement
-    must lie past the threshold. Returns (the pristine env/'s value, the reference's)."""
+    must lie past the threshold. Returns (the pristine env/'s value, the reference's).
+
+    A scoring stops at ``timing.MAX_PAIRS`` pairs, and on a processor where the reference is
+    only ~30% faster (llama-inference on an AVX-512/AMX machine: +29.4%, interval [+9.3%,
+    +53.3%], once in three runs alone) five pairs can leave the interval's low end just short
+    of the threshold. So an unconvincing scoring is measured once more, and the check fails
+    only when neither is convincing (both details in the message)."""
     ws = make_workspace(spec, Path(tmp_path) / "reference", reference=True)
     solve(spec, ws)
-    result = score(spec, ws)
-    scored = make_score(spec, result, None)
-    assert scored.success and scored.interval[0] > spec.success_threshold, (
-        f"{spec.name}: the reference is not faster beyond the noise: {result.detail}")
+    details = []
+    for _ in range(2):
+        result = score(spec, ws)
+        scored = make_score(spec, result, None)
+        details.append(result.detail)
+        if scored.success and scored.interval[0] > spec.success_threshold:
+            break
+    else:
+        raise AssertionError(f"{spec.name}: the reference is not faster beyond the noise, twice: "
+                             + " | ".join(details))
     if load_anchors(spec.root) is not None:  # a log-ratio anchor moves with the machine more
         assert 0.4 < scored.normalized < 2.0, (spec.name, scored.normalized, result.detail)
     return scored.baseline, scored.value
@@ -135,13 +152,43 @@ def assert_timed_reference_succeeds(spec: TaskSpec, tmp_path: Path) -> tuple[flo
 
 ANCHOR_TOLERANCE = 0.15  # machines differ a little even on deterministic tasks (BLAS, threads)
 
+TOLERANCE: dict[str, dict[str, float]] = {
+    # How far a measured baseline may be from task.toml's on another machine, where three
+    # ``baseline_std`` (0 for a deterministic eval) is too tight: BLAS, torch's CPU kernels and
+    # thread counts differ by processor, or task.toml rounds the value. Each entry is
+    # deterministic on one machine; the values quoted were measured with the same library
+    # versions on two of this project's 2-core machines (an AVX2 one and an AVX-512/AMX one).
+    "dataset-distillation": {"abs": 0.015},  # 0.7437 and 0.7320 (task.toml)
+    "label-free-accuracy": {"abs": 0.4},  # 15.35 (task.toml) and 15.6437
+    "ln-net-capacity": {"abs": 0.01},  # 0.767188 (task.toml) and 0.772656
+    "local-learning": {"abs": 0.4},  # 9.1975 and 9.5679
+    "offline-irl": {"abs": 1e-5},
+    "online-lp": {"rel": 1e-3},
+    "q-bias": {"abs": 1e-4},  # task.toml has 4 decimals
+    "spurious-features": {"abs": 1e-3},
+    "federated-partition": {"rel": 1e-3},
+    "parkinsons": {"abs": 1e-3},  # task.toml rounds to 3 decimals
+    "spaceship-titanic": {"abs": 1e-4},  # task.toml rounds to 4 decimals
+    "lora-routing": {"abs": 1e-3},  # task.toml rounds to 3 decimals
+    "sparse-compression": {"abs": 1e-5},
+    "structured-bbvi": {"rel": 1e-6},
+    "bfn-fast-sampling": {"abs": 1e-3},  # task.toml rounds to 3 decimals
+    "sparse-robustness": {"abs": 1e-4},  # task.toml rounds to 3 decimals (7 of 540 images)
+}
+
 
 def assert_anchored(spec: TaskSpec, base: float, ref: float) -> None:
     """The normalized score (``environments/anchors.py``) puts the baseline at 0 and the
-    reference at 1, up to ``ANCHOR_TOLERANCE``; every suite task has its anchors."""
+    reference at 1, up to ``ANCHOR_TOLERANCE``; every suite task has its anchors. A noisy
+    task's baseline (``baseline_std``, one training seed measured) may sit anywhere within
+    three of its standard deviations of the anchor: poglm-hidden-neurons' seed 0 scores 44.57
+    on one processor and 50.47 on another, inside its seeds' spread (std 5.6)."""
     anchors = load_anchors(spec.root)
     assert anchors is not None, f"{spec.name}: no anchors.toml"
-    assert normalize(anchors, base) == pytest.approx(0.0, abs=ANCHOR_TOLERANCE), (spec.name, base)
+    span = abs((anchors.reference or 0.0) - (anchors.baseline or 0.0)) or 1.0
+    noise = 3 * (spec.baseline_std or 0.0) / span
+    assert normalize(anchors, base) == pytest.approx(0.0, abs=max(ANCHOR_TOLERANCE, noise)), (
+        spec.name, base)
     assert normalize(anchors, ref) == pytest.approx(1.0, abs=ANCHOR_TOLERANCE), (spec.name, ref)
 
 
@@ -161,11 +208,41 @@ def assert_reference_beats_baseline(spec: TaskSpec, tmp_path: Path) -> tuple[flo
     return base, ref
 
 
+def checked(name: str) -> tuple[TaskSpec, float, float]:
+    """:func:`assert_reference_beats_baseline` on suite task ``name`` as the session prepared
+    it, measured once per test session: the suite's ``test_check_task`` and a method's own task
+    test ask for the same measurement (minutes of CPU on some tasks), so the first to ask
+    measures it, under a lock, and the other reads the result (``$LABCOAT_HOME/checked``,
+    keyed by the prepared copy's content hash). A timed task is measured anew each time: its
+    result is a measurement of this moment's machine. Returns the task, the baseline's score
+    and the reference's."""
+    spec = prepared_task(name)
+    if spec.timed:
+        with tempfile.TemporaryDirectory() as tmp:
+            return (spec, *assert_reference_beats_baseline(spec, Path(tmp)))
+    store = labcoat_home() / "checked"
+    store.mkdir(parents=True, exist_ok=True)
+    path = store / f"{spec.root.name}.json"
+    with open(store / f".{path.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.exists():
+            known = json.loads(path.read_text())
+            return spec, known["baseline"], known["reference"]
+        with tempfile.TemporaryDirectory() as tmp:
+            base, ref = assert_reference_beats_baseline(spec, Path(tmp))
+        path.write_text(json.dumps({"baseline": base, "reference": ref}))
+    return spec, base, ref
+
+
 def assert_baseline_as_recorded(spec: TaskSpec, measured: float, *, abs: float | None = None,
                                  rel: float | None = None) -> None:
     """The measured baseline matches ``task.toml``'s ``baseline``: within ``abs`` or ``rel`` when
-    given, else within three times its ``baseline_std`` (a deterministic task: ``1e-9``)."""
+    given, else within the task's entry in :data:`TOLERANCE`, else within three times its
+    ``baseline_std`` (a deterministic task: ``1e-9``)."""
     assert spec.baseline is not None, f"{spec.name}: task.toml records no baseline"
+    if abs is None and rel is None:
+        known = TOLERANCE.get(spec.name, {})
+        abs, rel = known.get("abs"), known.get("rel")
     if abs is None and rel is None:
         abs = 3 * (spec.baseline_std or 0.0) + 1e-9
     assert measured == pytest.approx(spec.baseline, abs=abs, rel=rel), (
@@ -173,14 +250,13 @@ def assert_baseline_as_recorded(spec: TaskSpec, measured: float, *, abs: float |
     )
 
 
-def assert_check_task(name: str, tmp_path: Path, *, abs: float | None = None,
-                      rel: float | None = None) -> tuple[TaskSpec, float, float]:
-    """What ``labcoat check-task`` checks, on task ``name`` freshly prepared under ``tmp_path``,
-    and the measured baseline as ``task.toml`` records it (see ``assert_baseline_as_recorded``).
-    Returns the prepared task, the baseline's score and the reference's."""
-    spec = prepared_task(name, Path(tmp_path) / "cache")
-    base, ref = assert_reference_beats_baseline(spec, tmp_path)
-    assert_baseline_as_recorded(spec, base, abs=abs, rel=rel)
+def assert_check_task(name: str) -> tuple[TaskSpec, float, float]:
+    """What ``labcoat check-task`` checks (:func:`checked`), and the measured baseline as
+    ``task.toml`` records it (:func:`assert_baseline_as_recorded`). Returns the prepared task,
+    the baseline's score and the reference's."""
+    spec, base, ref = checked(name)
+    if not spec.timed:
+        assert_baseline_as_recorded(spec, base)
     return spec, base, ref
 
 

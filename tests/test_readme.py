@@ -25,3 +25,12 @@ def test_ci_runs_the_readme_commands_exactly_as_written():
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     for command in readme_commands():
         assert any(line.startswith(command + " ") or line == command for line in ci), command
+
+
+def test_ci_runs_every_test_and_never_skips_docker():
+    """The fast set (not slow), then the slow set on two workers (slow and not serial), then the
+    serial set alone: every test is in one of the three. And CI requires the Docker tests to
+    run whatever ``docker info`` said: an engine that failed to start fails CI."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert '-m "not slow"' in ci and '-m "slow and not serial" -n 2' in ci and "-m serial " in ci
+    assert "\nexport LABCOAT_REQUIRE_DOCKER=1\n" in ci

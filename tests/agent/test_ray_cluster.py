@@ -24,7 +24,7 @@ import pytest
 from tests.agent.test_batch import actions_file
 
 pytest.importorskip("ray")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial]  # two Ray nodes and a batch on 2 cores
 
 ROOT = Path(__file__).parents[2]
 

@@ -47,6 +47,16 @@ SUBMISSION_FILE = {
     "vectorization": "train.py",
 }
 TIMING = {"vectorization", "llama-inference"}
+SLOW = {
+    # every attack class stays in README's fast set on the other eleven tasks; these five cost
+    # 10-25 s an attack (a timed scoring, a long training, or a prepare nothing else in the fast
+    # set needs), so their rows of the matrix run in the slow set
+    "llama-inference", "ln-net-capacity", "poglm-hidden-neurons", "online-lp", "label-free-accuracy",
+}
+
+
+def _tasks(names):
+    return [pytest.param(n, marks=[pytest.mark.slow] if n in SLOW else []) for n in sorted(names)]
 
 _REPORT = textwrap.dedent("""
     import json, os, sys
@@ -118,13 +128,8 @@ def fake_value(spec) -> float:
     return 12345.0 if spec.higher_is_better else -12345.0
 
 
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("tamper-cache")
-
-
-def attacked(name: str, cache: Path, tmp_path: Path, source: str):
-    spec = th.prepared_task(name, cache)
+def attacked(name: str, tmp_path: Path, source: str):
+    spec = th.prepared_task(name)
     ws = th.make_workspace(spec, tmp_path / "ws")
     (ws / SUBMISSION_FILE[name]).write_text(source.replace("@FAKE@", repr(fake_value(spec))))
     (ws / "model.pt").touch(exist_ok=True)  # tasks that check a checkpoint exists first
@@ -132,16 +137,16 @@ def attacked(name: str, cache: Path, tmp_path: Path, source: str):
 
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
-@pytest.mark.parametrize("name", sorted(SUBMISSION_FILE))
-def test_attack_does_not_reach_the_score(name, attack, cache, tmp_path):
-    spec, result = attacked(name, cache, tmp_path, ATTACKS[attack])
+@pytest.mark.parametrize("name", _tasks(SUBMISSION_FILE))
+def test_attack_does_not_reach_the_score(name, attack, tmp_path):
+    spec, result = attacked(name, tmp_path, ATTACKS[attack])
     assert result.value != fake_value(spec), f"{name}: the {attack} attack faked the score"
     if not spec.is_read_only(SUBMISSION_FILE[name]):  # else the pristine file is scored
         assert result.value is None, f"{name}: an attack scored {result.value}"
 
 
-@pytest.mark.parametrize("name", sorted(TIMING))
-def test_frozen_timer_and_patched_checks_do_not_score(name, cache, tmp_path):
-    _, result = attacked(name, cache, tmp_path, TIMER_ATTACK[name])
+@pytest.mark.parametrize("name", _tasks(TIMING))
+def test_frozen_timer_and_patched_checks_do_not_score(name, tmp_path):
+    _, result = attacked(name, tmp_path, TIMER_ATTACK[name])
     assert result.value is None, f"{name}: a wrong output with a frozen timer scored {result.value}"
     assert result.failure == "eval_error"

@@ -95,6 +95,7 @@ def test_gaussian_kl():
 # --- the contract ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_distilled_set_contract(split, ipc1, ipc5):
     for ipc, results in ((1, ipc1), (5, ipc5)):
         for result in results.values():
@@ -111,6 +112,7 @@ def test_identical_seeds_give_identical_images(split, teachers):
     assert torch.equal(distill(split, teachers, cfg).X, distill(split, teachers, cfg).X)
 
 
+@pytest.mark.slow
 def test_kl_decreases(ipc1, ipc5):
     assert ipc1["d3s"].kl_final <= 0.5 * ipc1["d3s"].kl_init  # spec: 72 vs 213
     assert ipc5["d3s"].kl_final < 0.05  # spec: 0.000 (the 16-d statistics are matched)
@@ -119,17 +121,20 @@ def test_kl_decreases(ipc1, ipc5):
 # --- accuracy (init seed 0, students 1-3) ----------------------------------------------------
 
 
+@pytest.mark.slow
 def test_d3s_soft_beats_random_real_at_ipc1(split, ipc1):
     random_hard = _acc(split, ipc1["random_real"].X, ipc1["random_real"].y)
     d3s_soft = _acc(split, ipc1["d3s"].X, ipc1["d3s"].y_soft)
     assert d3s_soft >= random_hard + 0.06  # spec: +0.149
 
 
+@pytest.mark.slow
 def test_dm_beats_random_real_at_ipc1(split, ipc1):
     random_hard = _acc(split, ipc1["random_real"].X, ipc1["random_real"].y)
     assert _acc(split, ipc1["dm"].X, ipc1["dm"].y) >= random_hard + 0.15  # spec: 0.854 vs 0.600
 
 
+@pytest.mark.slow
 def test_d3s_soft_beats_random_real_at_ipc5(split, ipc5):
     random_hard = _acc(split, ipc5["random_real"].X, ipc5["random_real"].y)
     assert _acc(split, ipc5["d3s"].X, ipc5["d3s"].y_soft) >= random_hard + 0.02  # spec: +0.067

@@ -54,22 +54,26 @@ def running_rows(source, shift_sets):
     return flip_table(source, shift_sets, reference="running_stats")
 
 
+@pytest.mark.slow
 def test_weighted_flips_beat_raw_confidence(batch_rows):
     mae = loco_summary(batch_rows)["mae"]
     assert mae["weighted_flips"] < mae["avg_conf_raw"] - 5, mae
 
 
+@pytest.mark.slow
 def test_flips_anticorrelate_with_accuracy(batch_rows, running_rows):
     assert loco_summary(batch_rows)["corr"]["acc_flips"] < -0.5
     assert loco_summary(running_rows)["corr"]["acc_flips"] < -0.75
 
 
+@pytest.mark.slow
 def test_flip_fractions_are_ordered(batch_rows, running_rows):
     for r in batch_rows + running_rows:
         assert 0 <= r["weighted_flips"] <= r["flips"] <= 1
         assert 0 <= r["true_acc"] <= 1
 
 
+@pytest.mark.slow
 def test_accuracies_span_a_wide_range(batch_rows):
     accs = [r["true_acc"] for r in batch_rows]
     assert min(accs) < 0.4 and max(accs) > 0.95

@@ -252,5 +252,5 @@ def test_tool_errors_name_their_field(tmp_path):
 
 
 def test_task_reference_beats_baseline(tmp_path):
-    _, base, _ = th.assert_check_task("offline-irl", tmp_path, abs=1e-5)  # a deterministic eval
+    _, base, _ = th.assert_check_task("offline-irl")  # a deterministic eval
     assert base > 0.0  # the baseline PIRLO is sound on all 30 private instances

@@ -194,6 +194,6 @@ def test_task_eval_scores_an_autoregressive_posterior():
 
 @pytest.mark.slow
 def test_task_reference_beats_baseline_by_the_threshold(tmp_path):
-    spec, _, _ = th.assert_check_task(NAME, tmp_path)
+    spec, _, _ = th.assert_check_task(NAME)
     data = spec.env_dir / "data"
     assert sorted(p.name for p in data.iterdir()) == ["p_true.npz", "train.npz"]

@@ -51,6 +51,7 @@ def test_digits_split_sizes(split):
 # ------------------------------------------------------------------------------- 1. isolation
 
 
+@pytest.mark.slow
 def test_isolation_flag(depth8_runs):
     for method in ("local", "sgr"):
         assert all(depth8_runs[(method, s)]["isolation_ok"] for s in (0, 1))
@@ -123,6 +124,7 @@ def _mean(runs, method, key):
     return sum(runs[(method, s)][key] for s in (0, 1)) / 2
 
 
+@pytest.mark.slow
 def test_sgr_reconciles_gradients(depth8_runs):
     gain = _mean(depth8_runs, "sgr", "grad_cosine_mean") - _mean(depth8_runs, "local",
                                                                   "grad_cosine_mean")
@@ -130,10 +132,12 @@ def test_sgr_reconciles_gradients(depth8_runs):
     assert len(depth8_runs[("sgr", 0)]["grad_cosine_per_boundary"]) == 7
 
 
+@pytest.mark.slow
 def test_sgr_accuracy_at_least_local(depth8_runs):
     assert _mean(depth8_runs, "sgr", "test_acc") >= _mean(depth8_runs, "local", "test_acc")
 
 
+@pytest.mark.slow
 def test_local_memory_ratio(depth8_runs):
     for method in ("local", "sgr"):
         for s in (0, 1):
@@ -141,6 +145,7 @@ def test_local_memory_ratio(depth8_runs):
             assert run["saved_bytes_bp"] > 0 and run["saved_bytes_ratio"] <= 0.6
 
 
+@pytest.mark.slow
 def test_bp_sanity(depth8_runs):
     bp = depth8_runs[("bp", 0)]
     assert bp["test_acc"] >= 0.90

@@ -117,6 +117,7 @@ def test_every_attack_keeps_the_invariants(std_results, std_model, digits):
         assert_invariants(std_model, X, y, result, k)
 
 
+@pytest.mark.slow
 def test_sparse_adversarial_training_raises_robustness(std_results, sat_model, digits):
     _, _, X, y = digits
     sat = run_attack(sat_model, X, y, "spgd_ens", AttackConfig(k=3))

@@ -60,20 +60,24 @@ def maxbias_results():
     }
 
 
+@pytest.mark.slow
 def test_bias_is_monotone_in_rho_with_a_sign_change(random_results):
     b0, b50, b500 = (random_results[f"2ra_{r}"].bias for r in ("0", "50", "500"))
     assert b0 > 0.1 > b50 > -0.2 > b500, (b0, b50, b500)
 
 
+@pytest.mark.slow
 def test_2ra_rho50_cuts_final_mse_fivefold(random_results):
     assert random_results["2ra_50"].mse_final < 0.2 * random_results["q"].mse_final
 
 
+@pytest.mark.slow
 def test_2ra_without_penalty_is_close_to_q(random_results):
     q, r0 = random_results["q"].mse_final, random_results["2ra_0"].mse_final
     assert abs(r0 - q) < 0.25 * q, (r0, q)
 
 
+@pytest.mark.slow
 def test_estimates_stay_finite(random_results, maxbias_results):
     for res in random_results.values():
         assert np.isfinite(res.q_bar).all()
@@ -167,7 +171,7 @@ def test_plugin_with_the_reference_estimator_reproduces_the_library(dev_mdp):
 @pytest.fixture()
 def quick_eval(tmp_path, monkeypatch):
     """The prepared task and its eval.py, imported here on its private data, with a short stream."""
-    task = th.prepared_task(NAME, tmp_path / "cache")
+    task = th.prepared_task(NAME)
     monkeypatch.delitem(sys.modules, "estimator", raising=False)
     quick = {"produce": {"STEPS": 3000, "RUNS": 4}, "eval": {"RUNS": 4}}
     outs = iter(range(100))

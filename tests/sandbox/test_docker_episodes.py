@@ -28,6 +28,7 @@ EXAMPLES = REPO / "examples"
 pytestmark = [
     pytest.mark.docker,
     pytest.mark.slow,
+    pytest.mark.serial,  # vectorization's verdict is a timing
     pytest.mark.skipif(docker_unavailable() is not None,
                        reason=docker_unavailable() or "a Docker engine answers"),
 ]

@@ -127,8 +127,11 @@ def test_commands_are_never_host_root(sb):
     done = threading.Event()
     result: list = []
 
-    def run() -> None:
-        result.append(py(sb, f"import time, sys; sys.argv.append({marker!r}); time.sleep(4)"))
+    def run() -> None:  # lives until the host has looked (the file "release"), at most 20 s
+        result.append(py(sb, f"import os, sys, time; sys.argv.append({marker!r}); "
+                             "deadline = time.monotonic() + 20\n"
+                             "while not os.path.exists('release') and time.monotonic() < deadline:\n"
+                             "    time.sleep(0.02)"))
         done.set()
 
     threading.Thread(target=run, daemon=True).start()
@@ -137,6 +140,7 @@ def test_commands_are_never_host_root(sb):
     while not uids and not done.is_set() and time.monotonic() < deadline:
         uids = _host_uids(marker)
         time.sleep(0.05)
+    (sb.workspace / "release").touch()
     done.wait(30)
     assert result and result[0].ok, result
     assert uids, "the command was never seen from the host"

@@ -55,6 +55,10 @@ HOG = textwrap.dedent("""
     while not os.path.exists("release") and time.monotonic() < deadline:
         time.sleep(0.02)
 """)
+# Lives until the host writes "release" (seen from the host meanwhile), at most 25 s.
+WAIT_FOR_RELEASE = ("import os, time; deadline = time.monotonic() + 25\n"
+                    "while not os.path.exists('release') and time.monotonic() < deadline:\n"
+                    "    time.sleep(0.02)")
 ONE_INOTIFY = ("import ctypes; libc = ctypes.CDLL(None, use_errno=True); fd = libc.inotify_init(); "
                "print(fd, ctypes.get_errno())")
 
@@ -91,9 +95,12 @@ def test_two_live_sandboxes_run_as_different_unnamed_host_uids(pair, tmp_path):
         boxes = [_open(stack, backend, tmp_path) for backend in pair]
         for sb in boxes:
             marker = f"labcoat-hostuid-{uuid.uuid4().hex[:8]}"
-            t, out = _in_background(sb, [sb.python, "-c", "import time; time.sleep(3)", marker])
-            seen.append(_host_uids(marker))
-            t.join(30)
+            t, out = _in_background(sb, [sb.python, "-c", WAIT_FOR_RELEASE, marker])
+            try:
+                seen.append(_host_uids(marker))
+            finally:
+                (sb.workspace / "release").touch()
+                t.join(30)
             assert out and out[0].ok, out
     (a, *_), (b, *_) = seen
     assert a != b, f"two live sandboxes share host uid {a}"

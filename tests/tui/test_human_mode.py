@@ -1,4 +1,7 @@
-"""A whole human episode on `vectorization`, driven through the TUI and checked in the trace."""
+"""A whole human episode on a suite task, driven through the TUI and checked in the trace.
+
+The task is house-price: its Final Answer is scored at once (a workspace without a
+submission.csv fails fast), where a timed task's scoring would take most of a minute."""
 
 from __future__ import annotations
 
@@ -19,12 +22,12 @@ async def submit(app, pilot, action: str, **values) -> None:
     await settle(app, pilot)
 
 
-async def test_human_episode_on_vectorization_is_recorded_like_an_agent_run(app, tmp_path):
+async def test_human_episode_on_a_suite_task_is_recorded_like_an_agent_run(app, tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         tasks = app.screen
         names = [t.name for t in tasks.tasks]
-        tasks.query_one("#tasks-table").move_cursor(row=names.index("vectorization"))
+        tasks.query_one("#tasks-table").move_cursor(row=names.index("house-price"))
         await pilot.pause()
         await click(pilot, "#start-human")
         await wait_for(pilot, lambda: isinstance(app.screen, AskScreen))  # it names the task

@@ -59,11 +59,13 @@ async def test_a_proposal_full_of_brackets_is_shown_and_recorded_literally(tmp_p
 
 async def test_a_bracketed_file_name_in_the_workspace_tree(app, tmp_path):
     """A file named with brackets is listed in the workspace tree by its name."""
+    from tests.conftest import write_task
     from tests.tui.test_human_mode import submit
 
+    task = write_task(tmp_path / "tiny")  # quitting scores the run: a task that scores at once
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        app.start_human("vectorization")
+        app.start_human(str(task))
         await settle(app, pilot)
         screen = app.screen
         assert isinstance(screen, RunScreen)
