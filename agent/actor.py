@@ -11,11 +11,10 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from environments.actions import ActionSpec
-from environments.environment import Environment
-from environments.observation import Observation
-from environments.runs import Step
-
+from environments.acting.actions import ActionSpec
+from environments.acting.environment import Environment
+from environments.acting.observation import Observation
+from environments.record.runs import RunDir, Step
 
 #: what an actor is told when a reviewer rejects its proposal (then the reason, if any); here,
 #: beside the protocol, because actors read it (nothing was run) and the reviewer writes it
@@ -37,7 +36,7 @@ def proposal(args: BaseModel, action: str | None = None, **meta: Any) -> Proposa
     a raw dict that drifts when an argument is renamed. ``action`` is needed only where several
     actions share one model (Write File and Append File), and is checked against it.
     """
-    from environments.low_level import LOW_LEVEL_ACTIONS, RESTORE_WORKSPACE
+    from environments.acting.low_level import LOW_LEVEL_ACTIONS, RESTORE_WORKSPACE
 
     names = [spec.name for spec in (*LOW_LEVEL_ACTIONS, RESTORE_WORKSPACE) if spec.args_model is type(args)]
     if action is None and len(names) != 1:
@@ -64,12 +63,24 @@ class StoppedWhileWaiting(KeyboardInterrupt):
 
 @runtime_checkable
 class Actor(Protocol):
-    """What drives a run. An actor may also define ``closing(env) -> Proposal | None``: the one
-    step it ends with when a budget stops the run (:func:`agent.runner.drive` runs it only if
-    it is a free action, such as Restore Workspace); most actors have none."""
+    """What drives a run: the four calls :func:`agent.runner.drive` makes, and three optional
+    hooks that :class:`BaseActor` gives every actor a default for (``closing``, ``on_created``,
+    ``config_kind``), so nothing looks for them by name."""
 
     kind: str
     """Recorded as each step's ``actor`` (replay, agent, baseline, human)."""
+
+    config_kind: str | None
+    """The factory kind a run created without a config is recorded as (None: from its model)."""
+
+    def closing(self, env: Environment) -> Proposal | None:
+        """The one step it ends with when a budget stops the run (``drive`` runs it only if it
+        is a free action, such as Restore Workspace); None: no such step."""
+        ...
+
+    def on_created(self, run: RunDir) -> None:
+        """Its run's folder exists (the replay actor keeps its actions file there)."""
+        ...
 
     def extra_actions(self) -> Sequence[ActionSpec]:
         """Actions the actor brings (LLM-backed ones); most bring none."""
@@ -86,3 +97,24 @@ class Actor(Protocol):
     def observe(self, proposal: Proposal, observation: Observation) -> None:
         """The result of the last proposal."""
         ...
+
+
+class BaseActor:
+    """The defaults of :class:`Actor`'s optional parts; every actor inherits them."""
+
+    config_kind: str | None = None
+
+    def extra_actions(self) -> Sequence[ActionSpec]:
+        return ()
+
+    def start(self, env: Environment, history: Sequence[Step]) -> None:
+        pass
+
+    def observe(self, proposal: Proposal, observation: Observation) -> None:
+        pass
+
+    def closing(self, env: Environment) -> Proposal | None:
+        return None
+
+    def on_created(self, run: RunDir) -> None:
+        pass

@@ -23,16 +23,15 @@ from pydantic import BaseModel, Field, ValidationError
 
 from agent.actor import REJECTED, Actor, Proposal, StoppedWhileWaiting
 from agent.human import HumanActor
-from environments.actions import ActionSpec
-from environments.environment import Environment
-from environments.observation import Observation
-from environments.runs import Step
+from environments.acting.actions import ActionSpec
+from environments.acting.environment import Environment
+from environments.acting.observation import Observation
+from environments.record.runs import FINAL_ANSWER, RunDir, Step
 
 __all__ = ["FINAL_ANSWER", "MODES", "REJECTED", "SETTINGS_FILE", "TOOK_OVER", "ApprovalPolicy",
            "ApprovingActor", "Decision", "PersonReview", "ReviewSettings", "taking_over"]
 
 #: the action that ends a run: it asks even when its kind of action is allowed
-FINAL_ANSWER = "Final Answer"
 #: the review's modes: ``confirm`` asks before each action, ``yolo`` runs them unasked,
 #: ``human``: the person acts instead of the actor (which is not asked)
 MODES = ("confirm", "yolo", "human")
@@ -131,8 +130,18 @@ class ApprovingActor:
     def extra_actions(self) -> Sequence[ActionSpec]:
         return self.inner.extra_actions()
 
+    @property
+    def config_kind(self) -> str | None:
+        return self.inner.config_kind
+
+    def closing(self, env: Environment) -> Proposal | None:
+        return self.inner.closing(env)
+
+    def on_created(self, run: RunDir) -> None:
+        self.inner.on_created(run)
+
     def __getattr__(self, name: str) -> Any:
-        """The wrapped actor's optional hooks (``closing``, ``config_kind``, ...) stay its own."""
+        """Anything else of the wrapped actor's (its model, its tree) stays its own."""
         inner = self.__dict__.get("inner")
         if inner is None:
             raise AttributeError(name)

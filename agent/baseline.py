@@ -41,14 +41,14 @@ import time
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 
-from agent.actor import REJECTED, Proposal, proposal
-from environments.actions import ActionSpec
-from environments.environment import Environment
-from environments.low_level import ExecuteArgs, FinalAnswerArgs, WriteFileArgs
-from environments.observation import Observation, last_lines
-from environments.runs import Step
-from environments.task import TaskSpec
-from environments.validation import VALIDATE, ValidateArgs
+from agent.actor import REJECTED, BaseActor, Proposal, proposal
+from environments.acting.actions import ActionSpec
+from environments.acting.environment import Environment
+from environments.acting.low_level import ExecuteArgs, FinalAnswerArgs, WriteFileArgs
+from environments.acting.observation import Observation, last_lines
+from environments.acting.validation import VALIDATE, ValidateArgs
+from environments.record.runs import Step
+from environments.task.spec import TaskSpec
 
 WRITE = "Write File"  # shares its argument model with Append File, so it is named
 
@@ -228,7 +228,7 @@ def scripts_named(task: TaskSpec) -> list[str]:
     return list(dict.fromkeys(NAMED_SCRIPT.findall(task.research_problem)))
 
 
-class HParamAgent:
+class HParamAgent(BaseActor):
     kind = "baseline"
 
     def __init__(self, reserve_steps: int = 3, max_seconds: float | None = 270.0, seed: int = 0) -> None:
@@ -333,7 +333,7 @@ class HParamAgent:
         meta = env.run.meta if env.run else None
         if meta is None:
             return 10**6, float("inf")
-        left = meta.limits.left(meta.totals)
+        left = meta.budgets.left(meta.totals)
         return (10**6 if left.max_steps is None else left.max_steps,
                 float("inf") if left.max_time is None else left.max_time)
 

@@ -41,9 +41,16 @@ from pydantic import BaseModel, Field, model_validator
 
 from agent import replay
 from agent.config import ActorConfig
-from environments.runs import ENDED_STATUSES, RESUMABLE_STATUSES, Budgets, ComboRecord, RunMeta, now
-from environments.scoring import Score
-from environments.snapshots import _fsync_write
+from environments.record.runs import (
+    ENDED_STATUSES,
+    RESUMABLE_STATUSES,
+    Budgets,
+    ComboRecord,
+    RunMeta,
+    now,
+)
+from environments.record.snapshots import _fsync_write
+from environments.scoring.score import Score
 
 MANIFEST = "batch.json"
 ENDED, RESUMABLE = ENDED_STATUSES, RESUMABLE_STATUSES  # by their batch names
@@ -120,7 +127,7 @@ def combos(spec: BatchSpec) -> list[Combo]:
 class BatchManifest(BaseModel):
     """``batch.json``: the spec and each combination's last known state. Every read of the
     file goes through this model (:func:`load_manifest`); reports read its ``combos`` through
-    :class:`environments.runs.BatchRecords`."""
+    :class:`environments.record.runs.BatchRecords`."""
 
     spec: BatchSpec
     combos: dict[str, ComboRecord] = Field(default_factory=dict)
@@ -451,9 +458,9 @@ def ensure_baselines(spec: BatchSpec, on_measure: Callable[[str], None] | None =
     Without a baseline no run of the task could have an improvement, so this happens once,
     before any run, rather than leaving a whole batch unscorable.
     """
-    from environments.prepare import prepare_task
-    from environments.baselines import ensure_baseline
-    from environments.suite import resolve_task
+    from environments.scoring.baselines import ensure_baseline
+    from environments.task.prepare import prepare_task
+    from environments.task.suite import resolve_task
 
     return {name: ensure_baseline(prepare_task(resolve_task(name), sandbox=spec.sandbox),
                                   runs=spec.baseline_runs, sandbox=spec.sandbox,

@@ -21,8 +21,7 @@ import time
 from typing import Any
 
 from agent.models import Model, ModelError, Reply, Usage, secret_values
-from environments.runs import RunDir, Totals, now
-
+from environments.record.runs import RunDir, Totals, now
 
 TEXT_CHARS = 256 << 10  # characters of one logged text (a prompt message, the reply)
 CALL_CHARS = 1 << 20  # characters of all of one call's logged texts

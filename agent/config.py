@@ -1,12 +1,12 @@
 """What an actor is, and the options that set it: one typed home for a run's configuration.
 
 :class:`ActorConfig` (kind, models, mode, context settings, tree settings, observation cap, seed, replay file)
-and :class:`~environments.runs.Budgets` are the whole of what a run is started with. They are
+and :class:`~environments.record.runs.Budgets` are the whole of what a run is started with. They are
 stored typed in ``run.json`` (``config``, ``limits``), ``BatchSpec`` holds them, and
 :func:`agent.factory.make_actor` takes an ``ActorConfig``. Resuming a run is
 ``ActorConfig.from_meta(run.meta)``.
 
-``ActorConfig`` extends ``environments.runs.ActorSpec`` (kind, model, seed: what every run
+``ActorConfig`` extends ``environments.record.runs.ActorSpec`` (kind, model, seed: what every run
 records) so that ``RunMeta`` can hold it typed without ``environments/`` importing ``agent/``.
 
 :data:`OPTIONS` is every field of both models (``ContextSettings`` and ``TreeSettings``, the
@@ -29,9 +29,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agent.context import ContextSettings
 from agent.tree.settings import TreeSettings
-from environments.environment import OPTIONAL_ACTIONS, optional_names
-from environments.observation import DEFAULT_OBSERVATION_CAP
-from environments.runs import ActorSpec, Budgets, RunMeta
+from environments.acting.environment import OPTIONAL_ACTIONS, optional_names
+from environments.acting.observation import DEFAULT_OBSERVATION_CAP
+from environments.record.runs import ActorSpec, Budgets, RunMeta
 
 __all__ = ["OPTIONS", "ActorConfig", "Budgets", "Option", "OptionError", "build", "options"]
 
@@ -93,7 +93,7 @@ class Option:
     """One settable field: where it lives, how it is spelled, what it says, what it takes."""
 
     name: str  # unique over all options: the field's name
-    path: tuple[str, ...]  # ("limits", "max_steps") or ("config", "context", "keep_last")
+    path: tuple[str, ...]  # ("budgets", "max_steps") or ("config", "context", "keep_last")
     type: type  # int | float | str
     default: Any
     help: str
@@ -151,7 +151,7 @@ def _fields(model: type[BaseModel], path: tuple[str, ...], group: str) -> list[O
 
 
 OPTIONS: tuple[Option, ...] = (*_fields(ActorConfig, ("config",), "actor"),
-                               *_fields(Budgets, ("limits",), "budgets"))
+                               *_fields(Budgets, ("budgets",), "budgets"))
 assert len({o.name for o in OPTIONS}) == len(OPTIONS), "option names must be unique"
 
 
@@ -167,7 +167,7 @@ def build(values: Mapping[str, Any], actor: ActorConfig | None = None,
     ``actor``/``budgets`` (default: the models' defaults). Text values (the TUI's inputs) are
     converted by the models' own validation; a bad value raises ``pydantic.ValidationError``."""
     by_name = {o.name: o for o in OPTIONS}
-    data = {"config": (actor or ActorConfig()).model_dump(), "limits": (budgets or Budgets()).model_dump()}
+    data = {"config": (actor or ActorConfig()).model_dump(), "budgets": (budgets or Budgets()).model_dump()}
     for name, value in values.items():
         if value is None or (isinstance(value, str) and not value.strip()):
             continue  # not given (a blank widget)
@@ -177,7 +177,7 @@ def build(values: Mapping[str, Any], actor: ActorConfig | None = None,
             target = target[p]
         target[leaf] = value
     try:
-        return ActorConfig.model_validate(data["config"]), Budgets.model_validate(data["limits"])
+        return ActorConfig.model_validate(data["config"]), Budgets.model_validate(data["budgets"])
     except ValidationError as err:
         raise OptionError(err) from None
 

@@ -37,8 +37,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agent import digest, prompts
-from environments.observation import cap_text
-from environments.runs import RunMeta
+from environments.acting.observation import cap_text
+from environments.record.runs import RunMeta
 
 
 class ContextSettings(BaseModel):
@@ -164,7 +164,7 @@ def repeat_note(steps: list[AgentStep]) -> str:
 def budget_line(meta: RunMeta | None, elapsed: float | None = None) -> str:
     if meta is None:
         return "unlimited"
-    lim = meta.limits
+    lim = meta.budgets
     left = lim.left(meta.totals, elapsed)
     parts = []
     if left.max_steps is not None:

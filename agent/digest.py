@@ -9,7 +9,7 @@
   length), so their first-and-last-lines gist is mostly header. For them the gist says what
   the observation reports instead: a run's last output lines (its final numbers or its error),
   an edit's size, a file's length. It reads those facts from the observation's data
-  (:class:`environments.observation.ActionFacts`, which the actions record); only a step
+  (:class:`environments.acting.observation.ActionFacts`, which the actions record); only a step
   recorded before the actions recorded facts (an older trace) has its wording read back. Any
   other action gets the generic gist.
 
@@ -24,8 +24,8 @@ from typing import Any
 
 from agent.llm_actions import EDIT_SCRIPT_AI, EDIT_SEGMENT_AI, NO_CHANGE
 from agent.models.base import one_line
-from environments import low_level
-from environments.observation import CUT_MARK, ActionFacts, last_lines
+from environments.acting import low_level
+from environments.acting.observation import CUT_MARK, ActionFacts, last_lines
 
 # A number standing on its own: not part of a name (x_1, w2), a version (3.11.2) or a word.
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?!\w|\.\d)")

@@ -15,7 +15,12 @@ from typing import Any
 from agent.actor import Actor
 from agent.config import ActorConfig
 from agent.models.base import ModelConfigError
-from agent.models.providers import ModelRef, default_fast, first_keyed_default, provider_of
+from agent.models.providers import (
+    ModelRef,
+    default_fast,
+    first_keyed_default,
+    provider_of,
+)
 from agent.replay import ReplayActor
 
 AGENTS = ("research", "tree", "baseline", "langchain", "replay")
@@ -54,11 +59,18 @@ def resolve(config: ActorConfig) -> ActorConfig:
     return config.model_copy(update={"kind": kind, "model": model})
 
 
-def seeded(model: str, seed: int) -> str:
-    """The model string with the run's seed as its ``seed`` option, where the provider takes
-    one (``Provider.seeded``) and the string does not set it already."""
-    ref = ModelRef.parse(model)
-    return ref.with_option("seed", seed).spec if ref.row.seeded else model
+def seeded(ref: ModelRef, seed: int) -> ModelRef:
+    """The model with the run's seed as its ``seed`` option, where the provider takes one
+    (``Provider.seeded``) and the string does not set it already."""
+    return ref.with_option("seed", seed) if ref.row.seeded else ref
+
+
+def parsed(model: str, what: str = "--model") -> ModelRef:
+    """A model string validated once, at the edge: everything after passes the ``ModelRef``."""
+    try:
+        return ModelRef.parse(model)
+    except ModelConfigError as err:
+        raise AgentConfigError(f"{what}: {err}") from err
 
 
 def make_actor(config: ActorConfig | str | None = None, **fields: Any) -> Actor:
@@ -87,28 +99,33 @@ def make_actor(config: ActorConfig | str | None = None, **fields: Any) -> Actor:
         return _baseline(model or BASELINE, config.seed)
     if agent == "human":
         raise AgentConfigError("the human actor is the TUI's; it is not built here")
+    if model is None:
+        raise AgentConfigError(f"--agent {agent} needs --model")
+    ref = parsed(model)
     try:
         if agent == "langchain":
             from agent.langchain_agent import LangChainAgent
             from agent.models.langchain_model import LangChainModel
 
-            main = make_model(model)
+            main = make_model(ref)
             if not isinstance(main, LangChainModel):
                 raise AgentConfigError("--agent langchain needs --model langchain/<module:Class>?...")
             return LangChainAgent(main)
-        if provider_of(model) == "baseline":
+        if ref.provider == "baseline":
             raise AgentConfigError(f"{model} is the no-LLM agent; use it without --agent {agent}")
         if agent == "tree":
             from agent.tree.agent import TreeAgent
 
-            main = make_model(seeded(whole_scripts(model), config.seed))
+            main = make_model(seeded(whole_scripts(ref), config.seed))
             return TreeAgent(main, config.tree, format_retries=config.context.format_retries)
         from agent.research import ResearchAgent
 
         shared: dict = {}
-        main = make_model(seeded(model, config.seed), shared=shared)
-        fast = make_model(seeded(config.fast_model or default_fast(model), config.seed), shared=shared)
-        edit = make_model(seeded(config.edit_model, config.seed), shared=shared) if config.edit_model else main
+        fast_ref = parsed(config.fast_model, "--fast-model") if config.fast_model else parsed(default_fast(model))
+        main = make_model(seeded(ref, config.seed), shared=shared)
+        fast = make_model(seeded(fast_ref, config.seed), shared=shared)
+        edit = (make_model(seeded(parsed(config.edit_model, "--edit-model"), config.seed), shared=shared)
+                if config.edit_model else main)
         return ResearchAgent(main, fast, edit, mode=config.mode, settings=config.context)
     except ModelConfigError as err:
         raise AgentConfigError(str(err)) from err
@@ -119,13 +136,12 @@ def make_actor(config: ActorConfig | str | None = None, **fields: Any) -> Actor:
 TREE_MAX_TOKENS = 1400
 
 
-def whole_scripts(model: str) -> str:
-    """``model`` with room for a whole script in one reply: a provider whose default reply is
+def whole_scripts(ref: ModelRef) -> ModelRef:
+    """``ref`` with room for a whole script in one reply: a provider whose default reply is
     sized for one ReAct step (``Provider.short_replies``: the llama.cpp model) gets
     ``max_tokens=TREE_MAX_TOKENS`` unless its string sets ``max_tokens`` (other providers'
     defaults already hold a script)."""
-    ref = ModelRef.parse(model)
-    return ref.with_option("max_tokens", TREE_MAX_TOKENS).spec if ref.row.short_replies else model
+    return ref.with_option("max_tokens", TREE_MAX_TOKENS) if ref.row.short_replies else ref
 
 
 def _baseline(model: str, seed: int) -> Actor:

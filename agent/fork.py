@@ -13,7 +13,7 @@ limits stops where the parent would have.
 
 The Undo history is inherited as it stood right after step K: each file's stack holds the
 versions pushed by steps <= K less those Undo popped at steps <= K (the parent's
-``backups/log.jsonl`` records the step of each push and pop; :func:`environments.backups.inherit`
+``backups/log.jsonl`` records the step of each push and pop; :func:`environments.record.backups.inherit`
 replays it up to K). So Undo Edit Script in the fork goes back exactly as far as it could have
 in the parent right after step K; an edit after K is not on the fork's stack. The version files
 are copied, read by descriptor (a symlink or FIFO among the parent's backups is never followed
@@ -33,11 +33,12 @@ from typing import Any
 from agent.actor import Actor
 from agent.config import ActorConfig, build
 from agent.replay import with_kept_actions
-from agent.runner import new_meta, resolve_budgets, task_of
-from environments.backups import inherit
-from environments.runs import Budgets, ForkOrigin, RunDir, Step, Totals
-from environments.snapshots import SnapshotError
-from environments.task import TaskSpec
+from agent.runner import new_meta, resolve_budgets
+from environments.record.backups import inherit
+from environments.record.runs import Budgets, ForkOrigin, RunDir, Step, Totals
+from environments.record.snapshots import SnapshotError
+from environments.task.sandboxing import Runtime, current_runtime, set_runtime
+from environments.task.spec import TaskSpec
 
 __all__ = ["ForkError", "fork_config", "fork_point", "fork_run", "prefix_totals"]
 
@@ -124,7 +125,7 @@ def fork_config(parent: RunDir, given: Mapping[str, Any]) -> tuple[ActorConfig, 
                         "(--model or --agent), or fork it by hand in the TUI (Runs screen, k)")
     else:
         parent_config = with_kept_actions(parent.path, parent_config)
-    return build(values, parent_config, parent.meta.limits)
+    return build(values, parent_config, parent.meta.budgets)
 
 
 def fork_run(parent: RunDir | Path, at: int, actor: Actor, runs_dir: Path | None = None, *,
@@ -133,16 +134,20 @@ def fork_run(parent: RunDir | Path, at: int, actor: Actor, runs_dir: Path | None
     """A new run (nothing acts yet; ``drive`` it) continuing ``parent`` from step ``at``.
 
     ``runs_dir`` defaults to the parent's own folder (forks beside their parent);
-    ``budgets`` to the parent's limits; ``sandbox`` to the parent's backend.
+    ``budgets`` to the parent's; ``sandbox`` to the parent's backend; the runtime (``--python``,
+    ``--device``) to the parent's unless this process was given one (a fork is a new run: it
+    may change them).
     """
     parent = parent if isinstance(parent, RunDir) else RunDir.open(parent)
     prefix = fork_point(parent, at)
-    task = task_of(parent)
+    task = parent.task()
     if Path(task.root) != Path(parent.meta.task_root):
         raise ForkError(f"the task {parent.meta.task} prepared now ({task.root}) is not the copy "
                         f"{parent.meta.run_id} ran on ({parent.meta.task_root}): its files changed")
+    if current_runtime() == Runtime():  # no --python/--device given: the parent's own
+        set_runtime(parent.meta.runtime)
     meta = new_meta(task, parent.meta.task_source, actor, config, sandbox=sandbox or parent.meta.sandbox,
-                    budgets=resolve_budgets(task, budgets or parent.meta.limits), batch=None)
+                    budgets=resolve_budgets(task, budgets or parent.meta.budgets), batch=None)
     inherited = prefix_totals(prefix, _calls(parent))
     meta.fork = ForkOrigin(parent=parent.meta.run_id, parent_dir=str(parent.path), step=at,
                            inherited=inherited)

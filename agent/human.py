@@ -16,13 +16,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Self
 
-from agent.actor import Proposal, StoppedWhileWaiting
+from agent.actor import BaseActor, Proposal, StoppedWhileWaiting
 from agent.runner import RunHooks, create_run, drive
-from environments.actions import ActionSpec
-from environments.environment import Environment
-from environments.observation import Observation
-from environments.runs import RunDir, RunStatus, Step
-from environments.task import TaskSpec
+from environments.acting.actions import ActionSpec
+from environments.acting.environment import Environment
+from environments.acting.observation import Observation
+from environments.record.runs import RunDir, RunStatus, Step
+from environments.task.spec import TaskSpec
 
 __all__ = ["HumanActor", "HumanRun", "RunOver"]
 
@@ -36,7 +36,7 @@ class RunOver(RuntimeError):
     """The run has ended (a budget, an error, a close): the person's action was not taken."""
 
 
-class HumanActor:
+class HumanActor(BaseActor):
     """The person at the keyboard, as an ``Actor`` whose proposals come through a queue.
 
     Two threads meet here: the one running ``drive`` (the Actor side: ``propose`` blocks until

@@ -11,22 +11,22 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from agent.actor import ActorError, Proposal
+from agent.actor import ActorError, BaseActor, Proposal
 from agent.calllog import Meter
 from agent.langchain_tools import langchain_tools
 from agent.models.base import ModelError
 from agent.models.langchain_model import LangChainModel, reply_from_ai
-from environments.actions import ActionSpec
-from environments.environment import Environment
-from environments.observation import Observation
-from environments.runs import Step
+from environments.acting.actions import ActionSpec
+from environments.acting.environment import Environment
+from environments.acting.observation import Observation
+from environments.record.runs import Step
 
 SYSTEM = ("You are a research assistant working on a machine learning research problem. Use the "
           "tools to inspect files, edit and run scripts. Call exactly one tool at a time. When you "
           "are done, call Final_Answer.\n\nResearch problem: {problem}")
 
 
-class LangChainAgent:
+class LangChainAgent(BaseActor):
     kind = "agent"
 
     def __init__(self, model: LangChainModel, retries: int = 3) -> None:

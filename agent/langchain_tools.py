@@ -10,8 +10,8 @@ from __future__ import annotations
 from pydantic import ValidationError
 
 from agent.tools_mode import tool_name
-from environments.actions import ActionSpec
-from environments.environment import Environment
+from environments.acting.actions import ActionSpec
+from environments.acting.environment import Environment
 
 
 def langchain_tool(env: Environment, spec: ActionSpec, actor: str = "agent"):

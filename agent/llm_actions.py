@@ -1,6 +1,6 @@
 """LLM-backed actions, built on the low-level ones (reads and writes go through the context's
 guard, its descriptor-based file I/O and backups, so Undo Edit Script works after an AI edit).
-Like every handler they take an :class:`~environments.actions.ActionContext`, not the
+Like every handler they take an :class:`~environments.acting.actions.ActionContext`, not the
 Environment.
 
 The fast model reads (Understand File, Reflection, Retrieval); the edit model writes (Edit Script
@@ -22,7 +22,7 @@ from pydantic import Field
 from agent import prompts
 from agent.calllog import Meter
 from agent.models import Model, ModelError
-from environments.actions import (
+from environments.acting.actions import (
     LONG,
     ActionArgs,
     ActionContext,
@@ -30,7 +30,7 @@ from environments.actions import (
     ActionSpec,
     Brief,
 )
-from environments.low_level import (
+from environments.acting.low_level import (
     SCRIPT_BRIEF,
     UNDO_EDIT,
     File,
@@ -40,7 +40,7 @@ from environments.low_level import (
     read_text,
     write_file,
 )
-from environments.observation import Observation
+from environments.acting.observation import Observation
 
 NO_CHANGE = "(no change)"  # an edit's diff when the file came back as it was
 UNDERSTAND_LIMIT = 4 << 20  # bytes of a file Understand File reads (chunked into model calls)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic.fields import FieldInfo
 
-from environments.actions import ActionSpec, brief_of
+from environments.acting.actions import ActionSpec, brief_of
 
 # --- the research agent (react mode) -----------------------------------------------------------
 
@@ -144,7 +144,7 @@ Summarise the parts of the log that matter for the current plan: results, files 
 
 # --- the action list -----------------------------------------------------------------------------
 # labcoat's own wording of an action and its arguments is on the action itself (ActionSpec.brief,
-# an argument's Brief: environments.actions), next to MLAgentBench's wording (the descriptions, which
+# an argument's Brief: environments.acting.actions), next to MLAgentBench's wording (the descriptions, which
 # tools mode, LangChain and MLAgentBench-style usage keep); an action or argument without one shows
 # its description.
 

@@ -15,14 +15,13 @@ import json
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-
 from typing import TYPE_CHECKING, Any
 
-from agent.actor import Proposal
-from environments.actions import ActionSpec
-from environments.environment import Environment
-from environments.observation import Observation
-from environments.runs import RunDir, Step
+from agent.actor import BaseActor, Proposal
+from environments.acting.actions import ActionSpec
+from environments.acting.environment import Environment
+from environments.acting.observation import Observation
+from environments.record.runs import RunDir, Step
 
 if TYPE_CHECKING:
     from agent.config import ActorConfig
@@ -78,7 +77,7 @@ def load_actions(path: str | Path) -> list[Proposal]:
     return proposals
 
 
-class ReplayActor:
+class ReplayActor(BaseActor):
     kind = KIND
 
     def __init__(self, actions: list[Proposal], source: Path | None = None) -> None:
@@ -124,7 +123,7 @@ class ReplayActor:
 
     def extra_actions(self) -> Sequence[ActionSpec]:
         """Restore Workspace when the actions use it (a tree run's, replayed); none else."""
-        from environments.low_level import RESTORE_WORKSPACE
+        from environments.acting.low_level import RESTORE_WORKSPACE
 
         return (RESTORE_WORKSPACE,) if any(p.action == RESTORE_WORKSPACE.name for p in self.actions) else ()
 

@@ -15,7 +15,7 @@ import difflib
 from collections.abc import Sequence
 
 from agent import prompts
-from agent.actor import ActorError, Proposal
+from agent.actor import ActorError, BaseActor, Proposal
 from agent.calllog import Meter
 from agent.context import (
     AgentStep,
@@ -31,13 +31,13 @@ from agent.llm_actions import LLMActions
 from agent.models import Model, ModelError
 from agent.models.react_format import FormatError, parse_response
 from agent.tools_mode import parse_tool_reply, tool_schemas
-from environments.actions import ActionInputError, ActionSpec
-from environments.environment import Environment
-from environments.observation import Observation, cap_text
-from environments.runs import Step
+from environments.acting.actions import ActionInputError, ActionSpec
+from environments.acting.environment import Environment
+from environments.acting.observation import Observation, cap_text
+from environments.record.runs import Step
 
 
-class ResearchAgent:
+class ResearchAgent(BaseActor):
     kind = "agent"
 
     def __init__(self, model: Model, fast: Model, edit: Model, *, mode: str = "react",

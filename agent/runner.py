@@ -15,11 +15,11 @@ from typing import Any
 from agent.actor import Actor, ActorError, StoppedWhileWaiting
 from agent.config import ActorConfig, Kind
 from agent.models.providers import default_fast, provider_of
-from environments.environment import environment_for_run
-from environments.help_request import HelpDesk, ScriptedAnswers, Unattended
-from environments.manifest import ModelUse, RunManifest, machine
-from environments.prepare import prepare_task
-from environments.runs import (
+from environments.acting.environment import environment_for_run
+from environments.acting.help_request import HelpDesk, ScriptedAnswers, Unattended
+from environments.acting.validation import validation_calls
+from environments.record.manifest import ModelUse, RunManifest, machine
+from environments.record.runs import (
     BUDGET_STATUSES,
     Budgets,
     RunDir,
@@ -30,14 +30,16 @@ from environments.runs import (
     new_run_id,
     now,
 )
-from environments.suite import resolve_task
-from environments.task import TaskSpec, load_task
-from environments.validation import validation_calls
+from environments.task.prepare import prepare_task
+from environments.task.sandboxing import current_runtime
+from environments.task.spec import TaskSpec
+from environments.task.suite import resolve_task
 from sandbox import SandboxError, resolve_kind
 from sandbox.base import SandboxLost
+from sandbox.factory import continue_on as choose_backend
 
 __all__ = ["Budgets", "RunHooks", "continue_on", "create_run", "drive", "new_meta",
-           "resolve_budgets", "task_of"]
+           "resolve_budgets"]
 
 
 class RunHooks:
@@ -92,8 +94,8 @@ def _kind_of(actor: Actor, model: str | None) -> str | None:
     """The factory kind of an actor built without a config (the shorthand ``create_run`` form)."""
     if actor.kind in typing.get_args(Kind):  # an actor whose own kind is a factory kind
         return actor.kind
-    if (kind := getattr(actor, "config_kind", None)) is not None:
-        return kind
+    if actor.config_kind is not None:
+        return actor.config_kind
     if model:
         return "langchain" if provider_of(model) == "langchain" else "research"
     return None
@@ -126,8 +128,9 @@ def model_uses(models: dict[str, str | None]) -> list[ModelUse]:
 
 def new_meta(task: TaskSpec, task_source: str | None, actor: Actor, config: ActorConfig, *,
              sandbox: str, budgets: Budgets, batch: str | None = None) -> RunMeta:
-    """The ``run.json`` of a run about to start (a new one, or a fork): a fresh id and a
-    manifest of this machine and the models the config names."""
+    """The ``run.json`` of a run about to start (a new one, or a fork): a fresh id, the
+    runtime this process's sandboxes use (``--python``, ``--device``) and a manifest of this
+    machine and the models the config names."""
     fast = config.fast_model
     if fast is None and config.kind == "research" and config.model:
         fast = default_fast(config.model)
@@ -135,18 +138,9 @@ def new_meta(task: TaskSpec, task_source: str | None, actor: Actor, config: Acto
         {"main": config.model, "fast": fast, "edit": config.edit_model}))
     return RunMeta(
         run_id=new_run_id(task.name, config.kind or actor.kind), task=task.name, task_root=str(task.root),
-        actor=actor.kind, config=config, sandbox=resolve_kind(sandbox), limits=budgets,
-        task_source=task_source, batch=batch, manifest=manifest,
+        actor=actor.kind, config=config, sandbox=resolve_kind(sandbox), budgets=budgets,
+        runtime=current_runtime(), task_source=task_source, batch=batch, manifest=manifest,
     )
-
-
-def task_of(run: RunDir) -> TaskSpec:
-    """The run's prepared task, re-preparing it if the cache was cleared since."""
-    root = Path(run.meta.task_root)
-    if root.is_dir():
-        return load_task(root, run.meta.task)
-    return prepare_task(resolve_task(run.meta.task_source or run.meta.task),
-                        sandbox=run.meta.sandbox)
 
 
 def without_method_tools(task: TaskSpec) -> TaskSpec:
@@ -175,7 +169,7 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
     assert about time budgets does not depend on how loaded the machine is.
     """
     hooks = hooks or RunHooks()
-    budgets = run.meta.limits
+    budgets = run.meta.budgets
     history = run.steps()
     if getattr(run.meta.config, "method_tools", True) is False:
         task = without_method_tools(task)
@@ -268,61 +262,21 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
 
 
 
-def why_unavailable(kind: str) -> str | None:
-    """Why backend ``kind`` cannot run commands here now (None: it can), asked of the backend."""
-    from sandbox.factory import backend_class
-
-    try:
-        report = backend_class(kind).isolation()
-    except (ValueError, SandboxError) as err:
-        return str(err)
-    return None if report.available else (report.detail or f"{kind} is not available")
-
-
-AUTO_ORDER = ("docker", "local")
-"""The backends ``auto`` picks from, first preferred (as ``sandbox.factory.resolve_kind``)."""
-
-
 def continue_on(run: RunDir, asked: str | None, *,
                 why_not: Callable[[str], str | None] | None = None) -> str | None:
-    """Choose the backend a stopped run continues on (``run.meta.sandbox``, saved by the
-    caller); a sentence saying so when it changed, else None.
-
-    ``asked`` None keeps the run's own backend, checked only for a run whose sandbox was lost
-    (a :class:`SandboxError` saying to pass ``auto``, not a failed open in ``drive``).
-    ``"auto"`` keeps it while it is available, else takes the first of :data:`AUTO_ORDER`
-    available now: a batch of ``--sandbox auto`` whose Docker engine went away goes on under
-    bubblewrap. A backend by name is taken as asked. A change is recorded in ``sandbox_events``; what ran before stays as recorded
-    (the trace and snapshots do not depend on the backend).
-    """
-    recorded, why_not = run.meta.sandbox, why_not or why_unavailable
-    if asked is None and run.meta.infrastructure and (why := why_not(recorded)) is not None:
-        raise SandboxError(f"the run's sandbox {recorded} is not available now "
-                           f"({_first_line(why)}); continue it with --sandbox auto, or name "
-                           "another backend")
-    if asked is None or asked == recorded:
+    """Choose the backend a stopped run continues on (:func:`sandbox.factory.continue_on`),
+    record a change in ``sandbox_events`` and ``run.meta.sandbox`` (saved by the caller), and
+    say so in a sentence (None: it stays on its own). What ran before stays as recorded: the
+    trace and snapshots do not depend on the backend."""
+    recorded = run.meta.sandbox
+    chosen = choose_backend(recorded, asked, lost=run.meta.infrastructure, why_not=why_not)
+    if chosen is None:
         return None
-    if asked == "auto":
-        why = why_not(recorded)
-        if why is None:
-            return None
-        why = _first_line(why)
-        new = next((kind for kind in AUTO_ORDER if kind != recorded and why_not(kind) is None), None)
-        if new is None:
-            raise SandboxError(f"the run's sandbox {recorded} is not available ({why}), nor is "
-                               "any other; see `labcoat sandbox check`")
-        detail = f"{recorded} is not available now ({why})"
-    else:
-        new = resolve_kind(asked)
-        detail = f"asked for {new}"
+    new, detail = chosen
     run.meta.sandbox_events.append(SandboxEvent(kind="switched", backend=new, previous=recorded,
                                                 step=run.meta.totals.steps, detail=detail))
     run.meta.sandbox = new
     return f"continuing on sandbox {new} instead of {recorded}: {detail}"
-
-
-def _first_line(text: str) -> str:
-    return (text.strip().splitlines() or ["not available"])[0][:200]
 
 
 def _closing_step(run: RunDir, env: Any, actor: Actor, hooks: RunHooks, reason: str) -> str:
@@ -331,8 +285,7 @@ def _closing_step(run: RunDir, env: Any, actor: Actor, hooks: RunHooks, reason: 
     call), so nothing is computed past the budget, yet the run can end with a workspace the
     actor chose (the tree agent's best node, not the node the budget cut short). It is recorded
     like any step, marked ``meta["closing"]``, and the run keeps the budget's status."""
-    closing = getattr(actor, "closing", None)
-    proposal = closing(env) if callable(closing) else None
+    proposal = actor.closing(env)
     if proposal is None:
         return reason
     spec = env.lookup(proposal.action)

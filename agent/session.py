@@ -4,7 +4,7 @@ Every front end that runs an actor begins the run here: ``labcoat run`` (``tui/c
 the TUI (``LabcoatApp.start_agent`` and ``resume_run``, in their worker threads) and a batch's
 unit of work (:func:`agent.batch.run_combo`). Each calls one of :func:`start`, :func:`resume`
 or :func:`fork` with the typed configuration (:class:`~agent.config.ActorConfig`,
-:class:`~environments.runs.Budgets`), gets a :class:`Session` (the run directory, its task,
+:class:`~environments.record.runs.Budgets`), gets a :class:`Session` (the run directory, its task,
 the actor; nothing has acted yet), drives it with its own :class:`~agent.runner.RunHooks`
 (the live view) and scores it with :func:`score`, the one function that scores a run folder.
 
@@ -28,12 +28,18 @@ from typing import TYPE_CHECKING
 from agent.actor import Actor
 from agent.config import ActorConfig
 from agent.replay import with_kept_actions
-from agent.runner import RunHooks, continue_on, create_run, drive, task_of
-from environments.runs import ENDED_STATUSES, Budgets, RunDir, RunMeta
-from environments.task import TaskSpec
+from agent.runner import RunHooks, continue_on, create_run, drive
+from environments.record.runs import ENDED_STATUSES, Budgets, RunDir, RunMeta
+from environments.task.sandboxing import (
+    current_runtime,
+    runtime_note,
+    set_runtime,
+    using_runtime,
+)
+from environments.task.spec import TaskSpec
 
 if TYPE_CHECKING:
-    from environments.scoring import Score
+    from environments.scoring.score import Score
 
 __all__ = ["Session", "SessionError", "fork", "preflight", "resume", "score", "start"]
 
@@ -78,14 +84,19 @@ def resume(run: RunDir | Path, config: ActorConfig | None = None,
     ``config``/``budgets`` (default: what the run stored) replace what ``run.json`` holds, so
     ``labcoat run --resume DIR --max-steps N`` raises a budget and the run records it.
     ``sandbox`` (default: the run's own backend) is :func:`agent.runner.continue_on`'s:
-    ``auto`` moves the run to another backend only when its own is not available now.
+    ``auto`` moves the run to another backend only when its own is not available now. The run
+    goes on with the ``--python``/``--device`` it was started with; the session's ``note``
+    says so when this process was given others.
     """
     run = run if isinstance(run, RunDir) else RunDir.open(run)
     note = continue_on(run, sandbox)  # first: a task re-prepared below is on the backend chosen
-    task = task_of(run)
+    told = runtime_note(run.meta.runtime, current_runtime())
+    set_runtime(run.meta.runtime)  # the run goes on with its own --python and --device
+    note = "; ".join(n for n in (note, told) if n) or None
+    task = run.task()
     config = _chosen(with_kept_actions(run.path, config or ActorConfig.from_meta(run.meta)))
     actor = _actor(config)
-    run.meta.config, run.meta.limits = config, budgets or run.meta.limits
+    run.meta.config, run.meta.budgets = config, budgets or run.meta.budgets
     # continuing a stopped run makes it a resumed one (reports keep those apart); a run that
     # never began, or one that ended and is only driven to be scored again, is not resumed
     run.meta.resumed += run.meta.status not in ("created", *ENDED_STATUSES)
@@ -119,15 +130,23 @@ def score(run: RunDir | Path, *, step: int | None = None, every_step: bool = Fal
     The task's baseline is measured first (``baseline_runs`` times, ``on_measure(task)`` said
     before) when none is known on this backend, or no run of it could have an improvement.
     ``sandbox`` defaults to the backend the run ran on. A tree run cut short (an ``error``) is
-    scored on its best node, as a tree search reports its best (``result_step``).
+    scored on its best node, as a tree search reports its best (``result_step``). It runs
+    with the run's own ``--python``/``--device`` (``run.json``'s ``runtime``).
     """
-    from agent.tree.view import result_step
-    from environments.baselines import BaselineError, ensure_baseline
-    from environments.scoring import score_run, score_steps
-
     run = run if isinstance(run, RunDir) else RunDir.open(run)
-    task = task_of(run)
-    backend = sandbox or run.meta.sandbox
+    with using_runtime(run.meta.runtime):  # scored with the run's own --python and --device
+        return _score(run, step, every_step, points, sandbox or run.meta.sandbox, baseline_runs,
+                      on_measure, progress)
+
+
+def _score(run: RunDir, step: int | None, every_step: bool, points: int | None, backend: str,
+           baseline_runs: int, on_measure: Callable[[str], None] | None,
+           progress: Callable | None) -> list[Score]:
+    from agent.tree.view import result_step
+    from environments.scoring.baselines import BaselineError, ensure_baseline
+    from environments.scoring.score import score_run, score_steps
+
+    task = run.task()
     try:
         ensure_baseline(task, runs=baseline_runs, sandbox=backend, on_measure=on_measure)
     except BaselineError:  # the unmodified task cannot run: scored, with no baseline known
@@ -149,12 +168,12 @@ def preflight(config: ActorConfig, task: str | Path) -> None:
     spaces aside). Other actors' actions are not known before they act."""
     from agent.factory import AgentConfigError
     from agent.replay import KIND, MODEL_PREFIX, ReplayActor, ReplayError
-    from environments.environment import optional_names
-    from environments.low_level import LOW_LEVEL_ACTIONS
-    from environments.suite import resolve_task
-    from environments.task import TaskError
-    from environments.tool_actions import tool_action
-    from environments.validation import VALIDATE
+    from environments.acting.environment import optional_names
+    from environments.acting.low_level import LOW_LEVEL_ACTIONS
+    from environments.acting.tool_actions import tool_action
+    from environments.acting.validation import VALIDATE
+    from environments.task.spec import TaskError
+    from environments.task.suite import resolve_task
 
     replay = config.kind == KIND or (config.kind is None and config.actions is not None)
     if not replay and not (config.model or "").startswith(MODEL_PREFIX):
@@ -184,7 +203,7 @@ def _chosen(config: ActorConfig) -> ActorConfig:
     defaults) and a file it names made absolute (a resume may start from elsewhere); an
     answers file that cannot be used is refused here (start, resume and fork alike)."""
     from agent.factory import resolve
-    from environments.help_request import HelpError, ScriptedAnswers
+    from environments.acting.help_request import HelpError, ScriptedAnswers
 
     for name in ("actions", "help_answers"):
         if getattr(config, name) is not None:
@@ -205,6 +224,4 @@ def _actor(config: ActorConfig) -> Actor:
 
 def _created(actor: Actor, run: RunDir) -> None:
     """The actor's own hook once its run directory exists (the replay actor keeps its file)."""
-    hook = getattr(actor, "on_created", None)
-    if callable(hook):
-        hook(run)
+    actor.on_created(run)

@@ -11,7 +11,7 @@ from typing import Any
 
 from agent.models import Reply
 from agent.models.react_format import FormatError, _sections
-from environments.actions import ActionSpec
+from environments.acting.actions import ActionSpec
 
 
 def tool_name(action: str) -> str:

@@ -30,10 +30,10 @@ from pydantic import BaseModel, Field
 
 from agent.batch import BatchResult, BatchSpec, Progress, run_batch
 from agent.config import ActorConfig
+from environments.record.runs import Budgets
+from environments.record.snapshots import _fsync_write
 from environments.reports import RunRecord, load_runs, step_value
-from environments.runs import Budgets
-from environments.snapshots import _fsync_write
-from environments.timing import t975
+from environments.scoring.timing import t975
 
 SPEC_FILE = "uplift.json"
 ARMS: dict[bool, str] = {True: "with-tools", False: "without-tools"}
@@ -80,8 +80,8 @@ def open_uplift(root: str | Path, spec: UpliftSpec | None) -> UpliftSpec:
 
 def check_uplift_task(task_ref: str) -> None:
     """An experiment that cannot measure anything is a usage error before any run starts."""
-    from environments.anchors import load_anchors
-    from environments.suite import resolve_task
+    from environments.task.anchors import load_anchors
+    from environments.task.suite import resolve_task
 
     task = resolve_task(task_ref)
     if not task.tools:
@@ -227,7 +227,7 @@ def uplift_report(root: str | Path) -> UpliftReport:
     arms = {tools: load_runs(arm_dir(root, tools)) if arm_dir(root, tools).is_dir() else []
             for tools in ARMS}
     pairs = pair_runs(arms[True], arms[False], spec.models, spec.seeds)
-    from environments.suite import resolve_task
+    from environments.task.suite import resolve_task
 
     try:
         task = resolve_task(spec.task).name

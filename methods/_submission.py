@@ -1,4 +1,4 @@
-"""The submission side of the scoring contract (``environments/submission.py``).
+"""The submission side of the scoring contract (``environments/scoring/submission.py``).
 
 A task's ``scripts/produce.py`` imports the file the actor wrote (``policy.py``, ``model.py``,
 ...) with :func:`load_submission` and writes what it is asked for with :func:`save_outputs`; the

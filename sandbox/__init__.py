@@ -7,6 +7,7 @@ from sandbox.base import (
     Isolation,
     Mount,
     Sandbox,
+    SandboxBusy,
     SandboxError,
     SandboxLimits,
 )
@@ -19,6 +20,7 @@ __all__ = [
     "Isolation",
     "Mount",
     "Sandbox",
+    "SandboxBusy",
     "SandboxError",
     "SandboxLimits",
     "check_all",

@@ -9,16 +9,18 @@ where :meth:`Sandbox.path_for` maps a target back to the host path).
 from __future__ import annotations
 
 import posixpath
-
 import re
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from sandbox.capture import Tee
+from sandbox.fs import WorkspaceFS
 
 WORKDIR = "/workspace"
 FILE_LIMIT_ENV = "LABCOAT_FILE_BYTES"
@@ -48,6 +50,10 @@ class SandboxLost(SandboxError):
     def __init__(self, backend: str, detail: str) -> None:
         super().__init__(f"sandbox lost: {detail}")
         self.backend, self.detail = backend, detail
+
+
+class SandboxBusy(SandboxError):
+    """:meth:`Sandbox.files` waited its time for a running command to end."""
 
 
 class PythonEnv(BaseModel):
@@ -205,6 +211,9 @@ class Sandbox(ABC):
             raise SandboxError(f"workspace {self.workspace} is not a directory")
         self.limits = limits or SandboxLimits()
         self.mounts = list(mounts)
+        # held by every command (a backend's exec) and by :meth:`files`: the host reaches the
+        # workspace's files only while no command of this sandbox runs
+        self._lock = threading.RLock()
 
     @property
     def workdir(self) -> str:
@@ -236,6 +245,20 @@ class Sandbox(ABC):
         ``stdin`` is text fed to the command, or a descriptor it gets as its stdin (a socket:
         an interactive submission's oracle channel, which the caller keeps its own end of).
         ``tee(stream, chunk)`` sees the output as it comes (a task's prepare.py at the terminal)."""
+
+    @contextmanager
+    def files(self, timeout: float | None = None) -> Iterator[WorkspaceFS]:
+        """The workspace's files, through the one descriptor-safe layer (:mod:`sandbox.fs`),
+        while no command of this sandbox runs: it holds the lock every command holds (and a
+        command ends with everything it started), so what the host does here cannot race a
+        sandboxed process. ``timeout`` (seconds) bounds the wait for a running command;
+        :class:`SandboxBusy` past it. The same thread may run commands inside."""
+        if not self._lock.acquire(timeout=-1 if timeout is None else timeout):
+            raise SandboxBusy(f"a command is still running in the sandbox after {timeout} s")
+        try:
+            yield WorkspaceFS(self.workspace)
+        finally:
+            self._lock.release()
 
     def close(self) -> None:
         """Release what the backend holds (a container); idempotent."""

@@ -282,7 +282,6 @@ class DockerSandbox(Sandbox):
         self.run_id = uuid.uuid4().hex[:12]
         self.uid, self.gid = os.getuid(), os.getgid()  # until the engine is asked: see below
         self._ids: HostIds | None = None
-        self._lock = threading.RLock()  # one command at a time (the supervisor serves one)
         self._close_lock = threading.Lock()
         self._closed = False
         self._cid: str | None = None
@@ -307,7 +306,7 @@ class DockerSandbox(Sandbox):
         self._quotas = quota.open_for_sandbox(self._writable_roots(), self.limits.disk_mb,
                                               self.limits.max_files, self._ids)
         try:
-            self.startup_seconds = self._start()
+            self._start()
         except BaseException:
             quota.release_all(self._quotas)
             raise

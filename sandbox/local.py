@@ -33,7 +33,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
@@ -152,7 +151,6 @@ class LocalSandbox(Sandbox):
         self._interpreter_roots = [*_python_roots()]
         self._python = self._realise_python()
         self.cgroups = _cgroups()
-        self._lock = threading.Lock()  # one command at a time through the namespace
         self._ns: Namespace | None = None
         self._handed_over = False
         # started by root: the sandbox's own host uid and gid, leased until close

@@ -46,6 +46,7 @@ from typing import NamedTuple
 
 from sandbox.base import SandboxError
 from sandbox.clock import kernel_clock_ns, settled
+from sandbox.fs import descend
 
 IDS_ENV = "LABCOAT_SANDBOX_IDS"
 LOCKS_ENV = "LABCOAT_ID_LOCKS"
@@ -177,29 +178,12 @@ def chown_tree(roots: Iterable[Path], needs: Needs, uid: int, gid: int) -> None:
 
 
 def _walk(top: int, needs: Needs, uid: int, gid: int) -> None:
-    stack = [os.dup(top)]
-    try:
-        while stack:
-            dfd = stack.pop()
-            try:
-                names = os.listdir(dfd)
-            except OSError:
-                os.close(dfd)
-                continue
-            for name in names:
-                try:
-                    st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-                    if needs(st):
-                        os.chown(name, uid, gid, dir_fd=dfd, follow_symlinks=False)
-                    if stat.S_ISDIR(st.st_mode):
-                        stack.append(os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
-                                             | os.O_CLOEXEC, dir_fd=dfd))
-                except OSError:
-                    continue
-            os.close(dfd)
-    finally:
-        for dfd in stack:
-            os.close(dfd)
+    for found in descend(top):
+        try:
+            if needs(found.st):
+                os.chown(found.name, uid, gid, dir_fd=found.dfd, follow_symlinks=False)
+        except OSError:
+            continue
 
 
 class _Folder(NamedTuple):
@@ -242,61 +226,43 @@ def hand_over(roots: Iterable[Path], uid: int, gid: int) -> None:
 def _hand_over_walk(top: int, needs: Needs, uid: int, gid: int,
                     seen: dict[str, _Folder]) -> dict[str, _Folder]:
     """:func:`_walk` from ``top`` (itself included), skipping the entries of every folder
-    ``seen`` unchanged; what it saw of each folder, for the next time."""
+    ``seen`` unchanged (only its subfolders are looked at); what it saw of each folder, for the
+    next time."""
     since = kernel_clock_ns()  # read before any folder is: later changes stamp later ctimes
     now: dict[str, _Folder] = {}
-    stack = [("", os.dup(top))]
-    try:
-        while stack:
-            rel, dfd = stack.pop()
-            try:
-                subfolders = _hand_over_folder(dfd, rel, needs, uid, gid, seen, since, now)
-                for name in subfolders:
-                    try:
-                        stack.append((f"{rel}/{name}" if rel else name,
-                                      os.open(name, _O_DIR, dir_fd=dfd)))
-                    except OSError:
-                        continue
-            finally:
-                os.close(dfd)
-    finally:
-        for _, dfd in stack:
-            os.close(dfd)
-    return now
+    keys: dict[str, tuple[int, int]] = {}  # folder -> (inode, ctime) as this walk found it
+    subfolders: dict[str, list[str]] = {}
 
-
-def _hand_over_folder(dfd: int, rel: str, needs: Needs, uid: int, gid: int,
-                      seen: dict[str, _Folder], since: int, now: dict[str, _Folder]) -> tuple[str, ...]:
-    """Hand over folder ``dfd`` itself and, unless ``seen`` says they did not change, its
-    entries; its subfolders' names."""
-    try:
+    def names(dfd: int, rel: str) -> list[str]:
         st = os.fstat(dfd)
-        if needs(st):
+        if needs(st):  # the folder itself, on the descriptor the walk holds
             os.fchown(dfd, uid, gid)
             st = os.fstat(dfd)
-    except OSError:
-        return ()
-    before = seen.get(rel)
-    if before is not None and (before.ino, before.ctime_ns) == (st.st_ino, st.st_ctime_ns):
-        now[rel] = before
-        return before.subfolders
-    subfolders = []
-    try:
-        names = os.listdir(dfd)
-    except OSError:
-        return ()
-    for name in names:
-        try:
-            est = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-            if stat.S_ISDIR(est.st_mode):
-                subfolders.append(name)  # handed over as itself, when the walk opens it
-            elif needs(est):
-                os.chown(name, uid, gid, dir_fd=dfd, follow_symlinks=False)
-        except OSError:
+        before = seen.get(rel)
+        if before is not None and (before.ino, before.ctime_ns) == (st.st_ino, st.st_ctime_ns):
+            now[rel] = before  # nothing new, removed or renamed here since: its subfolders only
+            return list(before.subfolders)
+        keys[rel], subfolders[rel] = (st.st_ino, st.st_ctime_ns), []
+        return os.listdir(dfd)
+
+    def left(rel: str) -> None:
+        key = keys.pop(rel, None)
+        found = tuple(subfolders.pop(rel, ()))
+        if key is not None and settled(key[1], since):  # else a change in this tick could keep this ctime
+            now[rel] = _Folder(key[0], key[1], found)
+
+    for found in descend(top, names=names, left=left):
+        parent = found.rel.rpartition("/")[0]
+        if stat.S_ISDIR(found.st.st_mode):  # handed over as itself when the walk opens it
+            if parent in subfolders:
+                subfolders[parent].append(found.name)
             continue
-    if settled(st.st_ctime_ns, since):  # else a change in this tick could keep this ctime
-        now[rel] = _Folder(st.st_ino, st.st_ctime_ns, tuple(subfolders))
-    return tuple(subfolders)
+        if parent in subfolders and needs(found.st):  # a folder seen unchanged lists dirs only
+            try:
+                os.chown(found.name, uid, gid, dir_fd=found.dfd, follow_symlinks=False)
+            except OSError:
+                continue
+    return now
 
 
 def hand_back(roots: Iterable[Path], uid: int) -> None:

@@ -2,7 +2,7 @@
 
 labcoat's own install decides the versions its sandboxes see (numpy 2, scikit-learn 1.9), while
 a task may have been written for others (MLAgentBench's, for numpy 1 and ``squared=False``). A
-task declares what it needs (``task.toml``'s ``[python]``, ``environments/task.py``); this
+task declares what it needs (``task.toml``'s ``[python]``, ``environments/task/spec.py``); this
 module makes it real, the same way for every backend:
 
 * **Built once, cached.** An environment is keyed by a hash of the requirements, the backend

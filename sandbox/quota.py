@@ -45,6 +45,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from sandbox.cgroups import owner_start_time
+from sandbox.fs import MAX_DEPTH, descend, remove_at
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +57,6 @@ them to the runs' disk where ``/var/lib`` is small."""
 # leaves the directory underneath whole, and the recovery copies only a plain ``.img`` back.
 IMAGE_NAME = re.compile(r"labcoat-quota-(\d+)-(\d+)-[0-9a-f]+\.img(\.part|\.done)?")
 ENFORCED = "enforced (ext4 image)"
-MAX_DEPTH = 256  # folders deeper are not copied (snapshots stop at 100)
 INODE_BYTES = 256  # mkfs.ext4's inode size: the image holds the inode table on top of the data
 # An entry's share of the image besides its blocks (directory entries, extent blocks).
 _DIR_BLOCK = 4096
@@ -335,38 +335,11 @@ def _run(argv: list[str]) -> None:
         raise OSError(errno.EIO, f"{Path(argv[0]).name} failed: {done.stderr.strip()[:300]}")
 
 
-def _entries(top: int):
-    """Yield (directory descriptor, name, lstat) for everything under ``top``, depth first,
-    never following a link, down to ``MAX_DEPTH`` folders."""
-    frames = [(os.dup(top), iter(os.listdir(top)))]
-    try:
-        while frames:
-            dfd, names = frames[-1]
-            name = next(names, None)
-            if name is None:
-                os.close(frames.pop()[0])
-                continue
-            try:
-                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-            except OSError:
-                continue
-            yield dfd, name, st
-            if stat.S_ISDIR(st.st_mode) and len(frames) < MAX_DEPTH:
-                sub = os.open(name, _O_DIR, dir_fd=dfd)
-                try:
-                    frames.append((sub, iter(os.listdir(sub))))
-                except BaseException:
-                    os.close(sub)
-                    raise
-    finally:
-        for dfd, _ in frames:
-            os.close(dfd)
-
-
 def _usage(top: int) -> tuple[int, int]:
     """(bytes of blocks, entries) under a directory descriptor."""
     blocks, entries = 0, 0
-    for _, _, st in _entries(top):
+    for found in descend(top):
+        st = found.st
         entries += 1  # a file another filesystem keeps inline takes a block in ext4
         blocks += max(st.st_blocks * 512, 4096 if st.st_size else 0)
         blocks += _DIR_BLOCK if stat.S_ISDIR(st.st_mode) else 0
@@ -376,10 +349,10 @@ def _usage(top: int) -> tuple[int, int]:
 def _drop_data(top: int) -> None:
     """Empty the image's large files once they are copied back: their pages then need not be
     written to the image (which is deleted) when it is unmounted: ~10x faster for big files."""
-    for dfd, name, st in _entries(top):
-        if stat.S_ISREG(st.st_mode) and st.st_blocks * 512 >= 1 << 20:
+    for found in descend(top):
+        if stat.S_ISREG(found.st.st_mode) and found.st.st_blocks * 512 >= 1 << 20:
             try:
-                fd = os.open(name, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+                fd = os.open(found.name, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=found.dfd)
             except OSError:
                 continue
             try:
@@ -391,57 +364,59 @@ def _drop_data(top: int) -> None:
 # ------------------------------------------------------------------ copying, by descriptor
 
 def copy_tree(src: int, dst: int, *, prune: bool = False) -> None:
-    """Make the directory ``dst`` hold what ``src`` holds (both descriptors).
+    """Make the directory ``dst`` hold what ``src`` holds (both descriptors), walked by
+    :func:`sandbox.fs.descend`.
 
     Regular files (holes kept), directories, symlinks (as links) and FIFOs are copied with
-    their mode, owner and times; hard links stay links; sockets and devices are left out, and
-    so are folders more than ``MAX_DEPTH`` deep (the walk holds two descriptors per level).
+    their mode, owner and times; hard links stay links; sockets and devices are left out; a
+    folder ``MAX_DEPTH`` deep (where every walk of a workspace stops) is made but left empty,
+    so what reads the copy finds the tree too deep rather than silently cut short.
     With ``prune``, what ``dst`` holds that ``src`` does not is removed, and a regular file
-    whose size, mtime and bytes already match is not copied again. Nothing but this copy may write
-    ``dst`` meanwhile (a hard link is made by its path under ``dst``).
+    whose size, mtime and bytes already match is not copied again. Nothing but this copy may
+    write ``dst`` meanwhile (a hard link is made by its path under ``dst``).
     """
     _copy_meta(os.fstat(src), dst, None)
     linked: dict[tuple[int, int], str] = {}  # (dev, ino) -> its first copy's path under dst
-    frames = [(os.dup(src), os.dup(dst), "", iter(os.listdir(src)),
-               set(os.listdir(dst)) if prune else set())]
+    # per folder entered (relative path): its destination's descriptor, and with ``prune``
+    # the names the destination held that the source has not shown yet
+    dsts: dict[str, int] = {}
+    present: dict[str, set[str]] = {}
+
+    def names(sfd: int, rel: str) -> list[str]:
+        if rel:
+            parent, _, leaf = rel.rpartition("/")
+            dsts[rel] = os.open(leaf, _O_DIR, dir_fd=dsts[parent])
+            _copy_meta(os.fstat(sfd), dsts[rel], None)
+        else:
+            dsts[rel] = os.dup(dst)
+        present[rel] = set(os.listdir(dsts[rel])) if prune else set()
+        return os.listdir(sfd)
+
+    def left(rel: str) -> None:
+        dfd, gone = dsts.pop(rel, None), present.pop(rel, set())
+        if dfd is None:  # its destination could not be opened: nothing was copied into it
+            return
+        try:
+            for name in gone:  # this folder is done: drop what the source lacks
+                remove_at(dfd, name)
+        finally:
+            os.close(dfd)
+
     try:
-        while frames:
-            sfd, dfd, rel, names, present = frames[-1]
-            name = next(names, None)
-            if name is None:  # this folder is done: drop what the source no longer has
-                for gone in present:
-                    _remove(dfd, gone)
-                frames.pop()
-                os.close(sfd)
-                os.close(dfd)
-                continue
-            try:
-                st = os.stat(name, dir_fd=sfd, follow_symlinks=False)
-            except FileNotFoundError:
-                continue
-            if stat.S_ISDIR(st.st_mode) and len(frames) >= MAX_DEPTH:
-                log.warning("not copied: %s%s is more than %d folders deep", rel, name, MAX_DEPTH)
-                continue
-            present.discard(name)
-            child = _copy_entry(sfd, dfd, name, f"{rel}{name}", st, prune, linked, dst)
-            if child is not None:
-                csfd, cdfd = child
-                try:
-                    frames.append((csfd, cdfd, f"{rel}{name}/", iter(os.listdir(csfd)),
-                                   set(os.listdir(cdfd)) if prune else set()))
-                except BaseException:
-                    os.close(csfd)
-                    os.close(cdfd)
-                    raise
+        for found in descend(src, names=names, left=left):
+            parent = found.rel.rpartition("/")[0]
+            if stat.S_ISDIR(found.st.st_mode) and not found.enter:  # made, empty: every walk of
+                log.warning("copied empty: %s is more than %d folders deep", found.rel, MAX_DEPTH)
+            present[parent].discard(found.name)  # the copy then sees it too deep, and says so
+            _copy_entry(found.dfd, dsts[parent], found.name, found.rel, found.st, prune, linked, dst)
     finally:
-        for sfd, dfd, *_ in frames:
-            os.close(sfd)
+        for dfd in dsts.values():
             os.close(dfd)
 
 
 def _copy_entry(sfd: int, dfd: int, name: str, rel: str, st: os.stat_result, prune: bool,
-                linked: dict[tuple[int, int], str], root: int) -> tuple[int, int] | None:
-    """Copy one entry; for a directory, the (source, destination) descriptors to descend."""
+                linked: dict[tuple[int, int], str], root: int) -> None:
+    """Copy one entry (a directory: made, or kept; its meta and entries when the walk enters it)."""
     mode = st.st_mode
     try:
         old = os.stat(name, dir_fd=dfd, follow_symlinks=False)
@@ -449,45 +424,38 @@ def _copy_entry(sfd: int, dfd: int, name: str, rel: str, st: os.stat_result, pru
         old = None
     if stat.S_ISDIR(mode):
         if old is not None and not stat.S_ISDIR(old.st_mode):
-            _remove(dfd, name)
+            remove_at(dfd, name)
             old = None
         if old is None:
             os.mkdir(name, 0o700, dir_fd=dfd)
-        child = os.open(name, _O_DIR, dir_fd=dfd)
-        try:
-            _copy_meta(st, child, None)
-            return os.open(name, _O_DIR, dir_fd=sfd), child
-        except BaseException:
-            os.close(child)
-            raise
+        return
     if stat.S_ISREG(mode):
         key = (st.st_dev, st.st_ino)
         if st.st_nlink > 1 and key in linked:
             if old is not None:
-                _remove(dfd, name)
+                remove_at(dfd, name)
             os.link(linked[key], name, src_dir_fd=root, dst_dir_fd=dfd, follow_symlinks=False)
-            return None
+            return
         if st.st_nlink > 1:
             linked[key] = rel
         elif (prune and old is not None and stat.S_ISREG(old.st_mode) and old.st_nlink == 1
               and old.st_size == st.st_size and old.st_mtime_ns == st.st_mtime_ns
               and _same_bytes(sfd, dfd, name)):
             _copy_meta(st, None, (dfd, name))
-            return None
+            return
         if old is not None:
-            _remove(dfd, name)
+            remove_at(dfd, name)
         _copy_file(sfd, dfd, name, st)
-        return None
+        return
     if old is not None:
-        _remove(dfd, name)
+        remove_at(dfd, name)
     if stat.S_ISLNK(mode):
         os.symlink(os.readlink(name, dir_fd=sfd), name, dir_fd=dfd)
     elif stat.S_ISFIFO(mode):
         os.mkfifo(name, 0o600, dir_fd=dfd)
     else:  # sockets, devices: nothing a workspace needs, nothing to copy
-        return None
+        return
     _copy_meta(st, None, (dfd, name))
-    return None
 
 
 def _copy_file(sfd: int, dfd: int, name: str, st: os.stat_result) -> None:
@@ -561,34 +529,6 @@ def _copy_meta(st: os.stat_result, fd: int | None, at: tuple[int, str] | None) -
     if not stat.S_ISLNK(st.st_mode):
         os.chmod(name, mode, dir_fd=dfd)
     os.utime(name, ns=(st.st_atime_ns, st.st_mtime_ns), dir_fd=dfd, follow_symlinks=False)
-
-
-def _remove(dfd: int, name: str) -> None:
-    """Remove one entry, a folder with all it holds, never following a link and without
-    recursion: each subfolder is renamed up beside the one being removed, so two descriptors
-    are held whatever the depth."""
-    try:
-        os.unlink(name, dir_fd=dfd)
-        return
-    except IsADirectoryError:
-        pass
-    pending = [name]
-    while pending:
-        fd = os.open(pending[-1], _O_DIR, dir_fd=dfd)
-        moved = False
-        try:
-            for child in os.listdir(fd):
-                try:
-                    os.unlink(child, dir_fd=fd)
-                except IsADirectoryError:
-                    new = f".labcoat-rm-{uuid.uuid4().hex[:12]}"
-                    os.rename(child, new, src_dir_fd=fd, dst_dir_fd=dfd)
-                    pending.append(new)
-                    moved = True
-        finally:
-            os.close(fd)
-        if not moved:
-            os.rmdir(pending.pop(), dir_fd=dfd)
 
 
 # ------------------------------------------------------------------ owners killed with SIGKILL

@@ -4,7 +4,7 @@ Picks, for every file changed since ``--base`` (default: the merge base with ``o
 when there is one, else ``HEAD``; uncommitted and untracked files included):
 
 - a changed test file itself (``tests/**/test_*.py``);
-- the test files that import a changed module by name (``from environments.task import``,
+- the test files that import a changed module by name (``from environments.task.spec import``,
   ``import sandbox.local``, ``from agent.models import openai_model``), and the test file
   that mirrors it (``agent/runner.py`` -> ``tests/agent/test_runner*.py``);
 - for a changed file of a suite task (``environments/tasks/NAME/...``), the suite checks and

@@ -34,7 +34,7 @@ DEFAULT = Path(".pytest_cache") / "costs.jsonl"
 TIMED: dict[str, list[str]] = {
     "image build": ["sandbox.image:build_offline", "sandbox.image:build_dockerfile"],
     "python env build": ["sandbox.pyenv:_build"],
-    "prepare": ["environments.prepare:prepare_task"],
+    "prepare": ["environments.task.prepare:prepare_task"],
     "sandbox open": ["sandbox.local:LocalSandbox.__init__", "sandbox.docker:DockerSandbox.__init__",
                      "sandbox.local:LocalSandbox._namespace"],
     "sandbox close": ["sandbox.local:LocalSandbox.close", "sandbox.docker:DockerSandbox.close"],

@@ -3,7 +3,7 @@
 Each builder writes a folder with MLAgentBench's file names and CSV columns (``env/train.py``,
 ``env/train.csv``, ``scripts/eval.py``, ``scripts/answer.csv``, ...) and small synthetic data;
 every text is this file's own (no MLAgentBench file is copied). The research problems and
-``eval.py`` files carry the markers by which ``environments/mlagentbench.py`` recognises
+``eval.py`` files carry the markers by which ``environments/task/mlagentbench.py`` recognises
 MLAgentBench's tasks (the file names, column and function names the real files use), so a
 folder built here is recognised whatever it is called.
 

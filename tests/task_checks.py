@@ -2,10 +2,10 @@
 
 The classic task tests (``tests/environments/test_tasks_<name>.py``) and the method tests' task
 checks (``tests/methods/test_<method>.py``) walk the path of ``labcoat check-task`` with
-labcoat's own machinery: ``environments.prepare.prepare_task`` (a private, prepared copy of the
+labcoat's own machinery: ``environments.task.prepare.prepare_task`` (a private, prepared copy of the
 task folder), ``env/`` (optionally with ``reference/`` laid over it) copied to a workspace, the
-task's ``solve`` scripts run there by ``environments.baselines.run_solve``, and the workspace
-scored by ``environments.evaluate.evaluate`` (pristine ``scripts/eval.py``, read-only files laid
+task's ``solve`` scripts run there by ``environments.scoring.baselines.run_solve``, and the workspace
+scored by ``environments.scoring.evaluate.evaluate`` (pristine ``scripts/eval.py``, read-only files laid
 over, in the local sandbox).
 
 ``python -m tests.task_checks <task> [--runs 3] [--reference]`` measures a task the same way and
@@ -27,14 +27,14 @@ from types import ModuleType
 
 import pytest
 
-from environments.anchors import load_anchors, normalize
-from environments.baselines import improvement, run_solve
-from environments.evaluate import EvalResult, evaluate
-from environments.home import labcoat_home
-from environments.prepare import prepare_task
-from environments.scoring import make_score
-from environments.suite import TASKS_DIR
-from environments.task import TaskSpec, load_task
+from environments.scoring.baselines import improvement, run_solve
+from environments.scoring.evaluate import EvalResult, evaluate
+from environments.scoring.score import make_score
+from environments.task.anchors import load_anchors, normalize
+from environments.task.home import labcoat_home
+from environments.task.prepare import prepare_task
+from environments.task.spec import TaskSpec, load_task
+from environments.task.suite import TASKS_DIR
 
 SANDBOX = "local"
 
@@ -125,7 +125,7 @@ def assert_no_private_data_in(spec: TaskSpec, workspace: Path) -> None:
 
 def assert_timed_reference_succeeds(spec: TaskSpec, tmp_path: Path) -> tuple[float, float]:
     """A timed task: the reference scored against the pristine env/ in the same call
-    (interleaved pairs, ``environments/timing.py``); the whole 95% interval of its improvement
+    (interleaved pairs, ``environments/scoring/timing.py``); the whole 95% interval of its improvement
     must lie past the threshold. Returns (the pristine env/'s value, the reference's).
 
     A scoring stops at ``timing.MAX_PAIRS`` pairs, and on a processor where the reference is
@@ -178,7 +178,7 @@ TOLERANCE: dict[str, dict[str, float]] = {
 
 
 def assert_anchored(spec: TaskSpec, base: float, ref: float) -> None:
-    """The normalized score (``environments/anchors.py``) puts the baseline at 0 and the
+    """The normalized score (``environments/task/anchors.py``) puts the baseline at 0 and the
     reference at 1, up to ``ANCHOR_TOLERANCE``; every suite task has its anchors. A noisy
     task's baseline (``baseline_std``, one training seed measured) may sit anywhere within
     three of its standard deviations of the anchor: poglm-hidden-neurons' seed 0 scores 44.57

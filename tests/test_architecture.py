@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import tomllib
@@ -70,9 +71,31 @@ def test_the_independence_contract_names_every_method_package():
 def test_environments_modules_are_checked_for_circles():
     """The Environment registers the actions, which get an ActionContext: an action module
     importing the Environment again (even for a type hint) would close a circle."""
-    contract = _contract("environments' modules import no circle")
-    assert contract["type"] == "acyclic_siblings" and contract["ancestors"] == ["environments"]
+    contract = _contract("environments' floors and their modules import no circle")
+    assert contract["type"] == "acyclic_siblings" and not contract.get("ignore_imports")
+    floors = [p.name for p in (ROOT / "environments").iterdir() if (p / "__init__.py").is_file()]
+    assert {"environments", *(f"environments.{f}" for f in floors if f != "in_sandbox")} == set(contract["ancestors"])
+
+
+def test_environments_is_floors_and_each_floor_imports_only_the_floors_below():
+    """No module at the top of environments/ but its __init__; every floor is in the layers
+    contract (a new floor must be placed there); and no module of a floor imports its own
+    floor's face (the face imports the floor's modules: that would be a circle)."""
+    top = sorted(p.name for p in (ROOT / "environments").glob("*.py"))
+    assert top == ["__init__.py"], top
+    contract = _contract("environments' floors import only downwards")
+    assert contract["type"] == "layers" and contract["containers"] == ["environments"]
     assert not contract.get("ignore_imports")
+    floors = {p.name for p in (ROOT / "environments").iterdir() if (p / "__init__.py").is_file()}
+    assert floors == set(contract["layers"])
+    for floor in floors:
+        modules = {p.stem for p in (ROOT / "environments" / floor).glob("*.py")}
+        for path in (ROOT / "environments" / floor).glob("*.py"):
+            if path.name == "__init__.py":
+                continue
+            for names in re.findall(rf"^\s*from environments\.{floor} import ([^\n]+)", path.read_text(), re.M):
+                faced = {n.split(" as ")[0].strip() for n in names.split(",")} - modules
+                assert not faced, f"{path.relative_to(ROOT)} imports {faced} from its own floor's face"
 
 
 def test_every_room_and_the_model_layer_and_screens_are_checked_for_circles():
@@ -83,7 +106,7 @@ def test_every_room_and_the_model_layer_and_screens_are_checked_for_circles():
 
 def test_reading_the_registry_and_the_workbench_never_imports_torch():
     code = (
-        "import sys, methods.registry as r, agent.runner, environments.environment, tui.cli\n"
+        "import sys, methods.registry as r, agent.runner, environments.acting.environment, tui.cli\n"
         "tools = r.all_tools()\n"
         "[t.args_model.model_json_schema() for t in tools.values()]\n"
         "heavy = [m for m in ('torch', 'sklearn', 'scipy') if m in sys.modules]\n"

@@ -8,7 +8,7 @@ TESTS = {
     "tests/agent/test_runner.py": "from agent.runner import drive\n",
     "tests/agent/test_runner_budgets.py": "import json\n",
     "tests/agent/test_models.py": "from agent.models import openai_model\n",
-    "tests/environments/test_scoring.py": "from environments.scoring import make_score\n",
+    "tests/environments/test_scoring.py": "from environments.scoring.score import make_score\n",
     "tests/environments/test_suite_tasks.py": "TASKS = []\n",
     "tests/environments/test_tasks_digits.py": 'NAME = "digits"\n',
     "tests/sandbox/test_quota.py": "import sandbox.quota as quota\n",
@@ -41,4 +41,4 @@ def test_a_task_folder_picks_the_suite_checks_and_the_files_naming_it():
 
 def test_what_no_test_touches_picks_nothing():
     assert select(["README.md", "environments/scoring_notes.txt"], TESTS) == []
-    assert select(["environments/anchors.py"], TESTS) == []
+    assert select(["environments/task/anchors.py"], TESTS) == []

@@ -31,7 +31,7 @@ class LabcoatCommands(Provider):
         run_screen = getattr(self.screen, "run_commands", None)  # the Run screen's own
         if run_screen is not None:
             yield from run_screen()
-        from environments.suite import suite_task_dirs
+        from environments.task.suite import suite_task_dirs
 
         for d in suite_task_dirs():
             yield (f"Run: start {d.name} by hand", partial(app.start_human, str(d)),
@@ -91,7 +91,7 @@ class LabcoatApp(App):
         """Open what ``labcoat tui --task/--model/--confirm/--run`` named, over the Tasks
         screen (Escape comes back to it)."""
         if link.run is not None:
-            from environments.runs import RunDir
+            from environments.record.runs import RunDir
             from tui.screens.run import RunScreen
 
             self.push_screen(RunScreen(RunDir.open(link.run)))
@@ -166,15 +166,14 @@ class LabcoatApp(App):
         from the trace)."""
         from agent import session
         from agent.approval import ReviewSettings
-        from agent.runner import task_of
-        from environments.runs import RunDir
+        from environments.record.runs import RunDir
         from tui.screens.run import RunScreen
         from tui.session import AgentSession, HumanSession
 
         try:
             run = RunDir.open(run_path)
             if run.meta.actor == "human":
-                screen = RunScreen(run, human=HumanSession(run, task_of(run)))
+                screen = RunScreen(run, human=HumanSession(run, run.task()))
             else:
                 begun = session.resume(run)
                 review = ReviewSettings.load(run.path) or False  # reviewed as it was started

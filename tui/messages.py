@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.message import Message
 
 from agent.actor import Proposal
-from environments.runs import RunDir, Step
+from environments.record.runs import RunDir, Step
 
 
 class StepRecorded(Message):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from environments.scoring import Score, load_scores
+from environments.scoring.score import Score, load_scores
 
 
 def score(run_path: Path, all_steps: bool = False) -> Score:

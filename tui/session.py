@@ -18,12 +18,12 @@ from agent.approval import ApprovingActor, Decision, PersonReview, ReviewSetting
 from agent.config import ActorConfig
 from agent.human import HumanActor, HumanRun, RunOver
 from agent.runner import RunHooks, drive
-from environments.help_request import PersonDesk
-from environments.actions import ActionSpec
-from environments.observation import Observation
-from environments.runs import RunDir, Step
-from environments.safefs import WorkspaceError, WorkspaceFS
-from environments.task import TaskSpec
+from environments.acting.actions import ActionSpec
+from environments.acting.help_request import PersonDesk
+from environments.acting.observation import Observation
+from environments.record.runs import RunDir, Step
+from environments.task.spec import TaskSpec
+from sandbox.fs import WorkspaceError, WorkspaceFS
 
 __all__ = ["AgentSession", "Decision", "HumanActor", "HumanSession", "RunOver",
            "StoppedWhileWaiting", "build_actor"]

@@ -10,7 +10,7 @@ both front ends call it where untrusted text enters; the CLI's consoles are also
 :class:`SafeConsole`, which applies it to every piece of text they write (rich's own styling
 sequences excepted), so whatever was missed upstream still cannot reach the terminal raw.
 
-The rule itself (:func:`visible`) is pure and lives in ``environments.untrusted``, so that
+The rule itself (:func:`visible`) is pure and lives in ``environments.untrusted.text``, so that
 what the workbench shows without a front end (prepare.py's output) passes the same one.
 This module adds rich only (the headless CLI may use it; it never imports Textual).
 """
@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.segment import Segment
 from rich.text import Text
 
-from environments.untrusted import UNSAFE, visible  # noqa: F401 - the one sanitiser, re-exported
+from environments.untrusted.text import UNSAFE, visible  # noqa: F401 - the one sanitiser, re-exported
 
 
 def safe_text(text: str, style: str = "") -> Text:

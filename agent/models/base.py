@@ -13,7 +13,6 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

@@ -11,8 +11,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent.models.base import (Reply, ToolCall, Usage, clean_text, clean_value, estimated_usage,
-                               prompt_chars)
+from agent.models.base import (
+    Reply,
+    ToolCall,
+    Usage,
+    clean_text,
+    clean_value,
+    estimated_usage,
+    prompt_chars,
+)
 from agent.models.guard import http_client
 from agent.models.policy import CallPolicy, Malformed, call_with_retries
 from agent.models.providers import KeyedClient, cost_of

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.models.base import clean_value
-from environments.channel import json_depth
+from environments.in_sandbox.channel import json_depth
 
 FIELDS = ["Reflection", "Research Plan and Status", "Fact Check", "Thought", "Action Input", "Action"]
 _HEADER = re.compile(

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Sequence
 
-from agent.actor import ActorError, Proposal, proposal
+from agent.actor import ActorError, BaseActor, Proposal, proposal
 from agent.calllog import Meter
 from agent.context import budget_line
 from agent.models import Model, ModelError
@@ -27,9 +27,9 @@ from agent.tree.nodes import Journal, Node
 from agent.tree.outcome import Cost, fits, settle, used
 from agent.tree.policy import GreedyPolicy, Operation
 from agent.tree.settings import TreeSettings
-from environments.actions import ActionSpec
-from environments.environment import Environment
-from environments.low_level import (
+from environments.acting.actions import ActionSpec
+from environments.acting.environment import Environment
+from environments.acting.low_level import (
     EXECUTE_SCRIPT,
     RESTORE_WORKSPACE,
     WRITE_FILE,
@@ -38,16 +38,16 @@ from environments.low_level import (
     RestoreArgs,
     WriteFileArgs,
 )
-from environments.observation import Observation
-from environments.runs import Step
-from environments.validation import VALIDATE, validations_used
+from environments.acting.observation import Observation
+from environments.acting.validation import VALIDATE, validations_used
+from environments.record.runs import Step
 
 WRITE, EXECUTE = WRITE_FILE, EXECUTE_SCRIPT  # Write File shares its model with Append File
 RESTORE = RESTORE_WORKSPACE.name
 STARTING = 0  # the node id ``current`` takes while the workspace holds the starting script
 
 
-class TreeAgent:
+class TreeAgent(BaseActor):
     kind = "agent"
     config_kind = "tree"  # what a run created without a config is recorded as (runner._kind_of)
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from agent.baseline import read_metric
 from agent.tree.nodes import Node
-from environments.runs import Budgets, RunMeta, Totals
+from environments.record.runs import Budgets, RunMeta, Totals
 
 ERROR_CHARS = 2000   # of a failed run's output kept for the debug prompt (the end: the traceback)
 OUTPUT_CHARS = 1500  # of a good run's output kept for the improve prompt
@@ -77,7 +77,7 @@ def fits(meta: RunMeta, node: Cost, closing: Cost) -> bool:
     tokens and cost, before the node's second step (its model call already counted). So the
     agent never keeps a second set of limits; it only looks ahead with the runner's.
     """
-    limits = meta.limits
+    limits = meta.budgets
     budgets = limits if isinstance(limits, Budgets) else Budgets.model_validate(limits or {})
     now = used(meta)
     after = now + node + closing

@@ -18,8 +18,8 @@ from pydantic import BaseModel
 
 from agent.tree.agent import STARTING, WRITE, TreeAgent, rebuild
 from agent.tree.nodes import Journal, Node
-from environments.runs import RunDir, Step
-from environments.task import TaskError, load_task
+from environments.record.runs import RunDir, Step
+from environments.task.spec import TaskError, load_task
 
 SCORE_CAP = 1 << 20  # score.json is a few hundred bytes; anything larger is not ours
 

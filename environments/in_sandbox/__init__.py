@@ -7,11 +7,11 @@ lets tests call their functions in-process; ``tests/environments/test_in_sandbox
 them to the standard library (a sandbox imports nothing of labcoat's).
 
 * :mod:`.eval_runner` and :mod:`.eval_child`: the trusted phase's nonce'd runner and the child
-  that imports the task's ``eval.py`` (``environments/evaluate.py``);
-* :mod:`.produce_runner`: the submission phase, ``produce.py`` (``environments/submission.py``);
-* :mod:`.oracle_runner`: an interactive task's oracle (``environments/submission.py``);
+  that imports the task's ``eval.py`` (``environments/scoring/evaluate.py``);
+* :mod:`.produce_runner`: the submission phase, ``produce.py`` (``environments/scoring/submission.py``);
+* :mod:`.oracle_runner`: an interactive task's oracle (``environments/scoring/submission.py``);
 * :mod:`.empty_tmp`: a timed task's ``/tmp`` emptied between repeats;
-* :mod:`.repl_server`: one call of the Python REPL action (``environments/repl.py``).
+* :mod:`.repl_server`: one call of the Python REPL action (``environments/acting/repl.py``).
 """
 
 from __future__ import annotations

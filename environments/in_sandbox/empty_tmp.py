@@ -2,7 +2,7 @@
 
 Runs as ``python -I -S -c <this source>`` in the submission's sandbox (after its command ended)
 so a repeat cannot answer from what an earlier one left there (and, with :func:`left`, between
-two steps scored in one sandbox: ``environments/score_scratch.py``). Links are removed, never
+two steps scored in one sandbox: ``environments/scoring/score_scratch.py``). Links are removed, never
 followed; mount points (the interpreter's folders, bound where they are on the host, which may
 be under ``/tmp``) stay; what cannot be removed is left (the next repeat's own files are what it
 times), and :func:`left` names it.

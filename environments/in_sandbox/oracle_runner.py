@@ -5,7 +5,7 @@ Runs in the oracle's own sandbox (the only one that mounts the task's ``scripts/
 host on stdin (a socket, moved off fd 0). It answers request frames until ``end`` or EOF; a
 ``ValueError`` from the task's ``answer`` refuses that request with the task's own words, which
 the host relays to the submission. Stdlib-only: ``labcoat_channel`` is
-``environments/channel.py``, copied into ``wire`` by the host.
+``environments/in_sandbox/channel.py``, copied into ``wire`` by the host.
 """
 
 from __future__ import annotations

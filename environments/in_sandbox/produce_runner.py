@@ -2,12 +2,12 @@
 
 Runs in the submission's sandbox as ``python -I -c <this source> here workspace out
 [max_bytes reply_timeout]``: ``here`` is the read-only folder of ``produce.py``, ``inputs/``
-and ``challenge.txt`` (``environments/submission.py: produce_dir``). Its exit code is the whole
+and ``challenge.txt`` (``environments/scoring/submission.py: produce_dir``). Its exit code is the whole
 answer: 0, :data:`NO_SUBMISSION_EXIT` when the submission's file is missing
 (``FileNotFoundError``), 1 on any other error (the traceback on stderr, the submission's own
 output). An interactive task's oracle channel arrives as stdin (a socket); it is moved off fd 0
 to a descriptor no subprocess inherits, and ``produce`` gets it as ``oracle``. Stdlib-only:
-``labcoat_channel`` is ``environments/channel.py``, copied into ``here`` by the host.
+``labcoat_channel`` is ``environments/in_sandbox/channel.py``, copied into ``here`` by the host.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One call of the Python REPL action, inside the run's sandbox (``environments/repl.py``).
+"""One call of the Python REPL action, inside the run's sandbox (``environments/acting/repl.py``).
 
 Run as ``python -c <this source> STATE`` in the workspace, with the request on stdin: one JSON
 object ``{"nonce", "code", "expect_state"}``. It loads the variables an earlier call left in

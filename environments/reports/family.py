@@ -17,10 +17,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from environments.record.runs import RunDir
 from environments.reports.records import model_label
 from environments.reports.table import md_table
-from environments.runs import RunDir
-from environments.scoring import Score, load_scores
+from environments.scoring.score import Score, load_scores
 
 #: larger files (or ones that are not UTF-8) are compared by hash and size only
 MAX_DIFF_BYTES = 256 << 10

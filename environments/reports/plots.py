@@ -35,7 +35,6 @@ def write_plots(rows: list[Row], runs: list[RunRecord], folder: str | Path) -> l
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
     from matplotlib.ticker import MaxNLocator
 
     folder = Path(folder)

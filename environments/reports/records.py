@@ -21,11 +21,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from environments.anchors import load_anchors
-from environments.manifest import lookup
+from environments.record.manifest import lookup
+from environments.record.runs import ENDED_STATUSES, BatchRecords, RunMeta
 from environments.reports.steps import read_step_times, read_step_tokens
-from environments.runs import ENDED_STATUSES, BatchRecords, RunMeta
-from environments.scoring import Score, load_scores
+from environments.scoring.score import Score, load_scores
+from environments.task.anchors import load_anchors
 
 Attempt = Literal["independent", "fork", "interrupted", "resumed", "repeat", "pooled"]
 #: what a row of each attempt kind says after its label (independent and pooled say nothing)
@@ -68,9 +68,6 @@ class RowKey(BaseModel):
         label += "" if self.isolated else UNISOLATED
         note = ATTEMPT_NOTE.get(self.attempt)
         return f"{label} · {note}" if note else label
-
-    def sort_key(self) -> tuple:
-        return (self.task, self.label)
 
 
 class RunRecord(BaseModel):
@@ -235,7 +232,7 @@ def _text(value: Any) -> str:
 
 def matches(meta: RunMeta, where: Mapping[str, str]) -> bool:
     """Whether a run's ``run.json`` has every ``key=value`` of ``where`` (keys as
-    :func:`environments.manifest.lookup` reads them; values compared as text)."""
+    :func:`environments.record.manifest.lookup` reads them; values compared as text)."""
     if not where:
         return True
     data = meta.model_dump(mode="json")

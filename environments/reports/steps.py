@@ -1,7 +1,7 @@
 """Per-step wall-clock and tokens of a run, for anytime curves (reading only).
 
 Two other rooms' files are read here and nowhere else in reports: the trace (``trace.jsonl``,
-the :class:`environments.runs.Step` lines) and the agent's call log (``llm/calls.jsonl``,
+the :class:`environments.record.runs.Step` lines) and the agent's call log (``llm/calls.jsonl``,
 ``agent/calllog.py``). Both are read through fast paths that skip decoding observations and
 prompts, falling back to a whole parse for any line they do not recognise.
 """

@@ -4,15 +4,15 @@ are shown as (the CLI prints it; nothing here reads a file or a terminal)."""
 from __future__ import annotations
 
 import json
-import statistics
 import math
+import statistics
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from environments.reports.curves import anytime_json, stderr
 from environments.reports.records import RowKey, RunRecord
-from environments.scoring import FailureReason
+from environments.scoring.score import FailureReason
 
 FAILURE_REASONS: tuple[FailureReason, ...] = ("no_submission", "eval_error", "timeout", "infrastructure",
                                               "not_scored")

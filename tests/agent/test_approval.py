@@ -11,7 +11,7 @@ from agent.actor import Proposal
 from agent.approval import REJECTED, ApprovingActor, Decision, PersonReview
 from agent.factory import make_actor
 from agent.runner import Budgets, create_run, drive
-from environments.runs import RunDir
+from environments.record.runs import RunDir
 from tests.agent.helpers import react, write_replies
 
 

@@ -6,10 +6,17 @@ import json
 
 import pytest
 
-from agent.baseline import find_constants, find_keywords, read_metric, read_proxy, set_constant, set_value
+from agent.baseline import (
+    find_constants,
+    find_keywords,
+    read_metric,
+    read_proxy,
+    set_constant,
+    set_value,
+)
 from agent.runner import Budgets
-from environments.runs import RunDir
-from environments.scoring import score_run
+from environments.record.runs import RunDir
+from environments.scoring.score import score_run
 from tests.agent.helpers import episode
 from tests.conftest import write_task
 
@@ -187,7 +194,7 @@ def test_a_rejected_proposal_is_not_recorded_as_a_trial(tmp_path, rejected):
 
 def test_proposals_are_built_from_the_actions_own_models():
     from agent.actor import proposal
-    from environments.low_level import ExecuteArgs, WriteFileArgs
+    from environments.acting.low_level import ExecuteArgs, WriteFileArgs
 
     p = proposal(ExecuteArgs(script_name="train.py"), trial="start")
     assert (p.action, p.args, p.meta) == ("Execute Script", {"script_name": "train.py", "arguments": ""},

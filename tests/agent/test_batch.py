@@ -145,8 +145,8 @@ def test_ray_executor_on_a_local_instance(tiny_task, tmp_path):
 
 
 def test_missing_baseline_is_measured_once_before_the_runs(tmp_path):
-    from environments.baselines import baseline_path
-    from environments.task import load_task
+    from environments.scoring.baselines import baseline_path
+    from environments.task.spec import load_task
     from tests.conftest import write_task
 
     task = write_task(tmp_path / "unmeasured", toml='solve = ["train.py"]\n')
@@ -165,7 +165,7 @@ def test_a_batch_runs_tools_mode_with_its_context_and_seeds(tiny_task, tmp_path)
     from agent.config import ActorConfig
     from agent.context import ContextSettings
     from agent.runner import Budgets
-    from environments.runs import RunDir
+    from environments.record.runs import RunDir
 
     replies = tmp_path / "tools.jsonl"
     calls = [  # the scripted model answers by seed: seed 1 writes 60, seed 0 writes 6
@@ -184,7 +184,7 @@ def test_a_batch_runs_tools_mode_with_its_context_and_seeds(tiny_task, tmp_path)
         meta = RunDir.open(c.run_dir).meta
         config = ActorConfig.from_meta(meta)
         assert (config.kind, config.mode, config.context.keep_last, config.seed) == ("research", "tools", 2, c.seed)
-        assert meta.limits.max_steps == 5 and meta.batch == str((tmp_path / "batch").resolve())
+        assert meta.budgets.max_steps == 5 and meta.batch == str((tmp_path / "batch").resolve())
         values[c.seed] = (Path(c.run_dir) / "workspace" / "result.txt").read_text()
     assert values == {0: "6", 1: "60"}
 

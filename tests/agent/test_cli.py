@@ -28,7 +28,7 @@ def test_scripted_model_run_with_json_output(no_keys, tiny_task, tmp_path):
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["status"] == "finished" and out["final_answer"] == "cli" and out["model"] == model
-    assert out["limits"]["max_cost"] == 1.0 and out["config"]["kind"] == "research"
+    assert out["budgets"]["max_cost"] == 1.0 and out["config"]["kind"] == "research"
     assert out["totals"]["llm_calls"] == 2 and out["score"]["failure"] == "no_submission"
 
 
@@ -149,7 +149,7 @@ def test_resume_reads_the_stored_config_and_raises_a_budget(no_keys, tiny_task, 
                                      "--no-score", "--json"])
     assert again.exit_code == 0, again.output
     resumed = json.loads(again.stdout)
-    assert resumed["limits"]["max_steps"] == 3 and resumed["totals"]["steps"] == 3
+    assert resumed["budgets"]["max_steps"] == 3 and resumed["totals"]["steps"] == 3
     assert resumed["config"] == {**out["config"]}  # nothing named but the budget: all kept
     assert resumed["config"]["context"]["summarize_over"] == 700 and resumed["model"] == model
 

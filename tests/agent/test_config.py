@@ -12,9 +12,10 @@ import typer.main
 from agent.config import OPTIONS, ActorConfig, OptionError, build
 from agent.context import ContextSettings
 from agent.factory import AgentConfigError, make_actor, resolve, seeded
+from agent.models import ModelRef
 from agent.models.scripted import ScriptedModel
 from agent.runner import Budgets, create_run, drive
-from environments.runs import RunDir, RunMeta
+from environments.record.runs import RunDir, RunMeta
 from tests.agent.helpers import react, write_replies
 from tests.conftest import write_task
 
@@ -30,7 +31,7 @@ def test_config_round_trips_through_run_json_to_resume(tiny_task, tmp_path):
     assert stored["config"]["context"]["keep_last"] == 2 and stored["config"]["mode"] == "tools"
     again = RunDir.open(run.path)
     assert ActorConfig.from_meta(again.meta) == config  # resume is model_validate of what was stored
-    limits = again.meta.limits  # ours, with the task's time budget filling the one left open
+    limits = again.meta.budgets  # ours, with the task's time budget filling the one left open
     assert isinstance(limits, Budgets) and (limits["max_steps"], limits.max_cost) == (4, 0.5)
     assert limits.max_time is not None
     assert (again.meta.agent, again.meta.model, again.meta.seed) == ("research", model, 7)
@@ -82,7 +83,7 @@ def test_run_json_written_before_typed_configs_still_loads(tmp_path):
     config = ActorConfig.from_meta(meta)
     assert (config.kind, config.model, config.seed, config.mode) == ("research", "openai/gpt-4o", 2, "tools")
     assert config.context.summarize_over == 900 and config.observation_cap == 5000
-    assert meta.limits.max_cost == 1.0 and meta.task_source == "/tasks/digits"
+    assert meta.budgets.max_cost == 1.0 and meta.task_source == "/tasks/digits"
     # a TUI or batch run of old recorded the actor's kind as its agent: no factory choice
     tui_old = {**old, "agent": "agent", "settings": {}}
     assert RunMeta.model_validate(tui_old).config.kind is None
@@ -90,10 +91,13 @@ def test_run_json_written_before_typed_configs_still_loads(tmp_path):
 
 
 def test_seed_reaches_the_model_string_and_the_scripted_model(tmp_path):
-    assert seeded("openai/gpt-4o", 3) == "openai/gpt-4o?seed=3"
-    assert seeded("llamacpp/x.gguf?n_ctx=2048", 3) == "llamacpp/x.gguf?n_ctx=2048&seed=3"
-    assert seeded("openai/gpt-4o?seed=9", 3) == "openai/gpt-4o?seed=9"  # the string's own wins
-    assert seeded("anthropic/claude-haiku-4-5", 3) == "anthropic/claude-haiku-4-5"  # takes none
+    def spec(model: str) -> str:
+        return seeded(ModelRef.parse(model), 3).spec
+
+    assert spec("openai/gpt-4o") == "openai/gpt-4o?seed=3"
+    assert spec("llamacpp/x.gguf?n_ctx=2048") == "llamacpp/x.gguf?n_ctx=2048&seed=3"
+    assert spec("openai/gpt-4o?seed=9") == "openai/gpt-4o?seed=9"  # the string's own wins
+    assert spec("anthropic/claude-haiku-4-5") == "anthropic/claude-haiku-4-5"  # takes none
     replies = tmp_path / "r.jsonl"
     replies.write_text("\n".join(json.dumps(r) for r in [
         {"content": "seed one", "seeds": [1]}, {"content": "seed two", "seeds": [2]}, {"content": "all"}]))
@@ -156,7 +160,6 @@ def test_the_seed_reaches_the_tasks_commands(tiny_task, tmp_path):
 def test_a_run_without_method_tools_is_offered_none_even_when_resumed(tmp_path):
     from agent.actor import Proposal
     from agent.replay import ReplayActor
-    from agent.runner import task_of
 
     task = write_task(tmp_path / "tooly", toml='metric = "total"\ndirection = "higher"\nbaseline = 1.0\n'
                       'tools = ["online_lp_regret"]\n')
@@ -170,7 +173,7 @@ def test_a_run_without_method_tools_is_offered_none_even_when_resumed(tmp_path):
     first = RunDir.open(run.path).steps()[0]
     assert first.error and "Invalid action 'online_lp_regret'" in first.observation, first.observation
     again = RunDir.open(run.path)  # what a resume reads back
-    assert ActorConfig.from_meta(again.meta).method_tools is False and task_of(again).tools
+    assert ActorConfig.from_meta(again.meta).method_tools is False and again.task().tools
 
 
 def test_a_boolean_option_can_be_turned_off_on_the_command_line():

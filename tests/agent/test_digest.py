@@ -7,8 +7,8 @@ import re
 
 from agent import digest
 from agent.llm_actions import LLMActions
-from environments.low_level import LINES_HEADER, LOW_LEVEL_ACTIONS, diff_facts
-from environments.observation import CUT_MARK, ActionFacts, make_observation
+from environments.acting.low_level import LINES_HEADER, LOW_LEVEL_ACTIONS, diff_facts
+from environments.acting.observation import CUT_MARK, ActionFacts, make_observation
 from tests.agent.helpers import episode, react, write_replies
 
 _HEAD = re.compile(r'^\[(\d+) lines of the form "(.*)"(; each row below gives one line\'s \{\} values:)?\]$')

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from agent.runner import Budgets
-from environments.runs import RunDir
-from environments.scoring import score_run
+from environments.record.runs import RunDir
+from environments.scoring.score import score_run
 from tests.agent.helpers import episode, react, write_replies
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -167,7 +167,7 @@ def test_resume_rebuilds_the_context_from_the_trace(tiny_task, tmp_path):
     run, task = create_run(tiny_task, actor, tmp_path / "runs", sandbox="local",
                            budgets=Budgets(max_steps=1))
     assert drive(run, task, actor).status == "max_steps"
-    run.meta.limits["max_steps"] = 5
+    run.meta.budgets["max_steps"] = 5
     run.save_meta()
     actor2 = make_actor(None, model=write_replies(tmp_path / "r2.txt", replies[1:]))
     meta = drive(RunDir.open(run.path), task, actor2)

@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from agent.fork import ForkError, fork_config, fork_run, prefix_totals
+from environments.record.runs import RunDir, Step
 from environments.reports.family import diff_workspaces, load_family
-from environments.runs import RunDir, Step
 from tui.cli import app
 
 
@@ -190,7 +190,7 @@ def test_naming_another_model_drops_the_parents_model_choices_but_keeps_its_sett
     config, budgets = fork_config(original, {"model": "openai/z", "max_steps": 20})
     assert (config.model, config.fast_model, config.kind) == ("openai/z", None, None)
     assert (config.observation_cap, config.seed) == (500, 3)
-    assert budgets.max_steps == 20 and budgets.max_time == original.meta.limits.max_time
+    assert budgets.max_steps == 20 and budgets.max_time == original.meta.budgets.max_time
 
 
 def test_prefix_totals_count_the_calls_made_for_the_inherited_steps():
@@ -243,7 +243,7 @@ def test_family_flags_used_wrongly_are_clear_errors(original, tmp_path):
     assert "not a run directory" in cli_error("report", "--family", str(tmp_path))
 
 
-# --- the Undo history a fork inherits (environments/backups.py's log, replayed up to K) ----------
+# --- the Undo history a fork inherits (environments/record/backups.py's log, replayed up to K) ----------
 
 UNDO = {"action": "Undo Edit Script", "args": {"script_name": "train.py"}}
 FINAL = {"action": "Final Answer", "args": {"final_answer": "done"}}
@@ -267,7 +267,7 @@ def _fork(parent: RunDir, at: int, tmp_path, continuation: list[dict]) -> RunDir
 
 
 def _stack_steps(run: RunDir) -> dict[str, list[int | None]]:
-    from environments.backups import Backups
+    from environments.record.backups import Backups
 
     return {rel: [e.step for e in stack] for rel, stack in Backups(run.backups_dir).stacks.items()}
 
@@ -321,7 +321,7 @@ def test_a_fork_of_a_fork_inherits_the_history_its_parent_inherited(tiny_task, t
 
 def _make_legacy(run: RunDir) -> None:
     """The run's backups as labcoat kept them before step records: index.json, no log."""
-    from environments.backups import Backups
+    from environments.record.backups import Backups
 
     stacks = Backups(run.backups_dir).stacks
     (run.backups_dir / "index.json").write_text(json.dumps({r: [e.entry for e in s] for r, s in stacks.items()}))
@@ -343,7 +343,7 @@ def test_an_older_run_without_step_records_forks_without_inherited_history(tiny_
 
 
 def _top_entry(run: RunDir, rel: str = "train.py") -> Path:
-    from environments.backups import Backups
+    from environments.record.backups import Backups
 
     return run.backups_dir / Backups(run.backups_dir).stacks[rel][-1].entry
 
@@ -375,7 +375,7 @@ def _plant_escape(run: RunDir, secret: Path) -> None:
 @pytest.mark.parametrize("plant", [_plant_symlink, _plant_fifo, _plant_escape])
 def test_a_hostile_parent_backup_is_never_followed_read_or_waited_on(tiny_task, tmp_path, plant):
     from agent.replay import ReplayActor
-    from environments.backups import Backups
+    from environments.record.backups import Backups
 
     parent = _parent(tiny_task, tmp_path, [_version(1), _version(2), _write("notes.md", "n\n"), FINAL])
     secret = tmp_path / "host-secret.txt"

@@ -10,8 +10,8 @@ import pytest
 from agent.actor import Proposal, StoppedWhileWaiting
 from agent.human import HumanActor, HumanRun, RunOver
 from agent.replay import ReplayActor
-from agent.runner import Budgets, create_run, drive, task_of
-from environments.runs import RunDir
+from agent.runner import Budgets, create_run, drive
+from environments.record.runs import RunDir
 
 ACTIONS = [
     ("List Files", {"dir_path": "."}),
@@ -76,7 +76,7 @@ def test_closing_ends_the_run_interrupted_and_it_resumes_where_it_stopped(tiny_t
 
     run = RunDir.open(human.run.path)
     (run.workspace / "stray.txt").write_text("written after the last step")
-    again = HumanRun(run, task_of(run))  # resume: drive restores the last snapshot
+    again = HumanRun(run, run.task())  # resume: drive restores the last snapshot
     assert not (run.workspace / "stray.txt").exists()
     assert (run.workspace / "notes.txt").read_text() == "kept\n"
     again.step("Final Answer", {"final_answer": "done"})
@@ -89,7 +89,7 @@ def test_a_finished_run_cannot_be_reopened_by_hand(tiny_task, tmp_path):
     human.step("Final Answer", {"final_answer": "done"})
     run = RunDir.open(human.run.path)
     with pytest.raises(RunOver, match="ended"):
-        HumanRun(run, task_of(run))
+        HumanRun(run, run.task())
     assert RunDir.open(run.path).meta.status == "finished"
 
 
@@ -108,7 +108,7 @@ def test_a_run_that_cannot_start_raises_to_the_opener_and_is_recorded(tiny_task,
 
 def test_a_host_error_in_a_step_ends_the_run_as_error_and_the_person_is_told_why(
         tiny_task, tmp_path, monkeypatch):
-    from environments.environment import Environment
+    from environments.acting.environment import Environment
 
     real_step = Environment.step
 

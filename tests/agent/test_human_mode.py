@@ -11,7 +11,7 @@ import threading
 from agent.actor import Proposal
 from agent.approval import REJECTED, TOOK_OVER, Decision, PersonReview, ReviewSettings
 from agent.runner import drive
-from environments.runs import RunDir
+from environments.record.runs import RunDir
 from tests.agent.helpers import react
 from tests.agent.test_approval import scripted_agent
 

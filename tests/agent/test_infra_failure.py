@@ -21,12 +21,12 @@ from types import SimpleNamespace
 import pytest
 from typer.testing import CliRunner
 
-import agent.runner
+import sandbox.factory
 from agent import session
 from agent.batch import BatchSpec, combo_key, find_run, run_batch
 from agent.config import ActorConfig
 from agent.runner import continue_on
-from environments.runs import RunDir, RunMeta
+from environments.record.runs import RunDir, RunMeta
 from sandbox import SandboxError
 from sandbox.base import SandboxLost
 from sandbox.namespace import _children
@@ -120,7 +120,7 @@ def test_a_namespace_killed_mid_command_ends_the_run_and_resume_completes_it(tin
     assert_lost_after_step_one(begun.run, "local")
     resume = ["run", "--resume", str(begun.run.path), "--no-score"]
     # its backend gone and no --sandbox given: told what to do, the run left as it was
-    monkeypatch.setattr(agent.runner, "why_unavailable", lambda kind: "bubblewrap is gone")
+    monkeypatch.setattr(sandbox.factory, "why_unavailable", lambda kind: "bubblewrap is gone")
     res = CliRunner().invoke(app, resume)
     assert res.exit_code not in (0, None) and not isinstance(res.exception, SandboxError)
     assert "continue it with --sandbox auto" in " ".join(res.output.split())
@@ -195,8 +195,8 @@ def test_a_removed_container_ends_the_run_and_auto_resumes_on_another_backend(ti
     lose_sandbox_mid_step(begun, remove_docker_sandbox)
     assert_lost_after_step_one(begun.run, "docker")
     # the engine is "gone" now: `--sandbox auto` continues the run under bubblewrap
-    real = agent.runner.why_unavailable
-    monkeypatch.setattr(agent.runner, "why_unavailable",
+    real = sandbox.factory.why_unavailable
+    monkeypatch.setattr(sandbox.factory, "why_unavailable",
                         lambda kind: "no Docker engine answers" if kind == "docker" else real(kind))
     again = session.resume(begun.run.path, sandbox="auto")
     assert again.note == ("continuing on sandbox local instead of docker: docker is not available "

@@ -8,8 +8,8 @@ import shutil
 import pytest
 
 from agent.langchain_tools import langchain_tools
-from environments.environment import Environment, code_mounts, sandbox_limits
-from environments.task import load_task
+from environments.acting.environment import Environment, code_mounts, sandbox_limits
+from environments.task.spec import load_task
 from sandbox import open_sandbox
 from tests.agent.helpers import episode, react
 

@@ -13,13 +13,12 @@ import sys
 import pytest
 
 from agent.context import ContextSettings, fit_messages
-from agent.models import ModelConfigError
-from agent.models import gguf_store
+from agent.models import ModelConfigError, gguf_store
 from agent.models.gguf_store import KnownModel, model_path
-from agent.models.scripted import ScriptedModel
 from agent.models.react_format import parse_response
+from agent.models.scripted import ScriptedModel
 from agent.runner import Budgets
-from environments.runs import RunDir
+from environments.record.runs import RunDir
 from tests.agent.helpers import episode, react, write_replies
 
 HAS_LLAMA = importlib.util.find_spec("llama_cpp") is not None
@@ -139,7 +138,7 @@ def test_the_grammar_covers_every_action_and_compiles():
 
     from agent.llm_actions import LLMActions
     from agent.models.grammar import react_grammar
-    from environments.low_level import LOW_LEVEL_ACTIONS
+    from environments.acting.low_level import LOW_LEVEL_ACTIONS
 
     specs = [*LOW_LEVEL_ACTIONS, *LLMActions(None, None).specs()]
     text = react_grammar([(s.name, s.json_schema()) for s in specs])
@@ -226,7 +225,7 @@ def test_a_prompt_too_long_for_the_window_is_cut_not_sent(monkeypatch):
 @pytest.mark.slow
 @needs_qwen
 def test_real_model_episode_is_recorded_counted_and_scored(tmp_path):
-    from environments.scoring import score_run
+    from environments.scoring.score import score_run
 
     model = "llamacpp/qwen2.5-coder-0.5b?threads=1&max_tokens=384"
     run, task, meta = episode("vectorization", tmp_path, model, budgets=Budgets(max_steps=3))

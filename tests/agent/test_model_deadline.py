@@ -24,7 +24,7 @@ from agent.models import ModelError, make_model
 from agent.models.base import Reply
 from agent.models.guard import GuardedTransport, http_client
 from agent.models.policy import CallPolicy, call_with_retries
-from environments.runs import RunDir, Totals
+from environments.record.runs import RunDir, Totals
 from tests.agent.helpers import episode, react
 from tests.agent.stub_llm import StubLLM, connect
 
@@ -80,11 +80,11 @@ HOLDERS = [
 @pytest.mark.parametrize("holder", HOLDERS)
 def test_a_held_call_ends_at_its_deadline(holder, provider, monkeypatch, tiny_task, tmp_path):
     with StubLLM([FIRST, holder, DONE]) as stub:
-        model = connect(monkeypatch, provider, stub) + "?timeout=20&deadline=2&max_retries=3"
+        model = connect(monkeypatch, provider, stub) + "?timeout=20&deadline=1&max_retries=3"
         run, meta, _ = _run(tiny_task, tmp_path, model)
         requests, finished = len(stub.requests), stub.finished
     last = _ended_in_error(run, meta, "deadline")
-    assert last["seconds"] < 10  # 2 s and a little; measured idle: about 2.0 s
+    assert last["seconds"] < 10  # 1 s and a little; measured idle: about 1.0 s
     assert requests == 2 and finished == 0  # not tried again, and the server never got to its end
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from environments.runs import RunDir
+from environments.record.runs import RunDir
 from tests.agent.helpers import episode, react
 from tests.agent.stub_llm import StubLLM, connect
 

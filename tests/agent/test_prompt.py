@@ -14,9 +14,9 @@ from agent.context import AgentStep, ContextSettings, build_messages, older_line
 from agent.llm_actions import LLMActions
 from agent.models.react_format import FIELDS, parse_response
 from agent.tools_mode import tool_name, tool_schemas
-from environments.actions import brief_of, is_long
-from environments.low_level import LOW_LEVEL_ACTIONS
-from environments.tool_actions import tool_action
+from environments.acting.actions import brief_of, is_long
+from environments.acting.low_level import LOW_LEVEL_ACTIONS
+from environments.acting.tool_actions import tool_action
 from methods.registry import all_tools
 
 BUILT_IN = [*LOW_LEVEL_ACTIONS, *LLMActions(None, None).specs()]
@@ -77,7 +77,7 @@ def test_every_built_in_action_and_argument_carries_its_brief():
 
 
 def test_free_text_arguments_are_marked_on_their_models():
-    """The form's text areas come from the models (environments.actions.LONG), not a list of names."""
+    """The form's text areas come from the models (environments.acting.actions.LONG), not a list of names."""
     longs = {(s.name, n) for s in BUILT_IN for n, f in s.args_model.model_fields.items() if is_long(f)}
     assert {("Write File", "content"), ("Final Answer", "final_answer"), ("Edit Script (AI)", "edit_instruction"),
             ("Understand File", "things_to_look_for")} <= longs
@@ -88,7 +88,7 @@ def test_free_text_arguments_are_marked_on_their_models():
 def test_an_action_without_briefs_shows_its_descriptions():
     from pydantic import Field
 
-    from environments.actions import ActionArgs, ActionSpec
+    from environments.acting.actions import ActionArgs, ActionSpec
 
     class Args(ActionArgs):
         seed: int = Field(0, description="the random seed of the run")

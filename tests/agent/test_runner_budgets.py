@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agent.actor import BaseActor
 from agent.factory import make_actor
 from agent.runner import Budgets, RunHooks, create_run, drive
 from tests.agent.helpers import react, write_replies
@@ -56,7 +57,7 @@ def test_time_that_is_not_a_pause_counts(tiny_task, tmp_path):
     assert meta.totals.seconds >= 3.0
 
 
-class ClosingActor:
+class ClosingActor(BaseActor):
     """An actor in code that lists files until a budget stops it, then asks for one more step."""
 
     kind = "agent"
@@ -66,7 +67,7 @@ class ClosingActor:
         self.observed: list[str] = []
 
     def extra_actions(self):
-        from environments.low_level import RESTORE_WORKSPACE
+        from environments.acting.low_level import RESTORE_WORKSPACE
 
         return (RESTORE_WORKSPACE,)
 

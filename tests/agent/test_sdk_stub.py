@@ -8,7 +8,7 @@ import json
 import pytest
 
 from agent.runner import Budgets
-from environments.runs import RunDir
+from environments.record.runs import RunDir
 from tests.agent.helpers import episode, files_containing, react
 from tests.agent.stub_llm import KEY, StubLLM, connect
 

@@ -17,8 +17,8 @@ from agent.runner import RunHooks, create_run, drive
 from agent.tree.agent import TreeAgent, TreeSettings, rebuild
 from agent.tree.nodes import Journal
 from agent.tree.policy import PolicySettings
-from environments.runs import Budgets, RunDir
-from environments.scoring import score_run
+from environments.record.runs import Budgets, RunDir
+from environments.scoring.score import score_run
 from tests.agent.helpers import write_replies
 from tests.agent.stub_llm import StubLLM, connect
 from tests.conftest import write_task
@@ -225,6 +225,7 @@ def test_the_look_ahead_keeps_room_to_restore_the_best_after_a_worse_node(tiny_t
     assert (run.workspace / "result.txt").read_text() == "50"
 
 
+@pytest.mark.slow
 def test_a_node_that_overruns_the_time_budget_is_cut_short_and_the_best_restored(tiny_task, tmp_path):
     """The look-ahead counts the costliest node so far, so a node much slower than the others can
     still run the clock out: the runner stops the run (max_time) and takes the agent's closing
@@ -387,7 +388,7 @@ def test_a_tree_run_that_ends_in_error_is_scored_on_its_best_node(tiny_task, tmp
     node's run all the same, not on the worse node its workspace was left with."""
     from agent import session
     from agent.tree.view import result_step
-    from environments.scoring import load_scores
+    from environments.scoring.score import load_scores
 
     codes = [writes(50, 50), writes(40, 40)]
     model = write_replies(tmp_path / "r.txt", [*(reply(f"try {i}", c) for i, c in enumerate(codes, 1)),

@@ -18,7 +18,7 @@ from agent.runner import Budgets, create_run, drive
 from agent.tree.agent import TreeAgent
 from agent.tree.policy import PolicySettings
 from agent.tree.settings import TreeSettings
-from environments.runs import RunDir
+from environments.record.runs import RunDir
 from tests.agent.helpers import write_replies
 from tests.agent.test_llamacpp import needs_qwen
 from tests.agent.test_tree_agent import VALIDATED_EVAL, VALIDATED_TOML

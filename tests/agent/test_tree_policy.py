@@ -9,7 +9,7 @@ from agent.tree.nodes import Journal, Node
 from agent.tree.outcome import Cost, fits, settle
 from agent.tree.policy import GreedyPolicy, PolicySettings
 from agent.tree.prompts import NoCode, build_messages, memory, parse_reply
-from environments.runs import RunMeta
+from environments.record.runs import RunMeta
 
 
 def node(i, kind="draft", parent=None, status="good", metric=None, code="print(1)\n"):
@@ -174,7 +174,7 @@ def test_a_run_without_a_metric_or_with_an_error_is_buggy():
 
 
 def meta(limits, steps=0, tokens=0, cost=0.0, seconds=0.0):
-    m = RunMeta(run_id="r", task="t", task_root="/x", actor="agent", limits=limits)
+    m = RunMeta(run_id="r", task="t", task_root="/x", actor="agent", budgets=limits)
     m.totals.steps, m.totals.tokens_in, m.totals.cost, m.totals.seconds = steps, tokens, cost, seconds
     return m
 

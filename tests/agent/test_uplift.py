@@ -23,9 +23,9 @@ from agent.uplift import (
     uplift_report,
     uplift_rows,
 )
+from environments.record.runs import Budgets
 from environments.reports import RowKey, RunRecord, load_runs
-from environments.runs import Budgets
-from environments.scoring import Score
+from environments.scoring.score import Score
 from tests.agent.helpers import react
 from tests.conftest import write_task
 from tui.cli import app

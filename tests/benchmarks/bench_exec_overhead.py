@@ -32,8 +32,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from environments.environment import Environment, code_mounts, sandbox_limits  # noqa: E402
-from environments.task import load_task  # noqa: E402
+from environments.acting.environment import Environment, code_mounts, sandbox_limits  # noqa: E402
+from environments.task.spec import load_task  # noqa: E402
 from sandbox import SandboxLimits, open_sandbox  # noqa: E402
 from sandbox.base import clean_env, code_pythonpath  # noqa: E402
 from tests.conftest import write_task  # noqa: E402

@@ -1,7 +1,7 @@
 """Benchmark: does a no-op vectorization submission ever score a success under load?
 
 Issue 16: a runtime compared with a baseline taken at another load made a no-op a "success".
-Scoring now pairs the submission with the pristine env/ in the same call (environments/timing.py).
+Scoring now pairs the submission with the pristine env/ in the same call (environments/scoring/timing.py).
 This runs ``--scorings`` (default 20) scorings of the unmodified env/ while ``--busy`` (default
 2) busy-loop processes load the machine, and prints the false successes (goal: 0), the
 intervals, and the mean scoring time. ``python -m tests.benchmarks.bench_noop_noise``.
@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from environments.scoring import make_score
+from environments.scoring.score import make_score
 from tests import task_checks as th
 
 

@@ -47,7 +47,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from agent.context import ContextSettings  # noqa: E402
 from agent.models.llamacpp_model import common_prefix  # noqa: E402 - imports no llama_cpp until used
-from tests.benchmarks.bench_prompt_tokens import PROBLEM, labcoat_prompt, make_trace, mlab_prompt, tokens  # noqa: E402
+from tests.benchmarks.bench_prompt_tokens import (  # noqa: E402
+    PROBLEM,
+    labcoat_prompt,
+    make_trace,
+    mlab_prompt,
+    tokens,
+)
 
 
 def token_list(text: str) -> list[str]:

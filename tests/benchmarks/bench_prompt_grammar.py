@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from agent.factory import make_actor  # noqa: E402
 from agent.models.react_format import FormatError, parse_response  # noqa: E402
 from agent.runner import Budgets, create_run, drive  # noqa: E402
-from environments.actions import ActionInputError  # noqa: E402
-from environments.environment import environment_for_run  # noqa: E402
+from environments.acting.actions import ActionInputError  # noqa: E402
+from environments.acting.environment import environment_for_run  # noqa: E402
 
 
 def usable(text: str, env) -> bool:

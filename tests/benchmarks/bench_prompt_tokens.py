@@ -44,11 +44,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from agent import prompts  # noqa: E402,F401
-from agent import digest  # noqa: E402
+from agent import (
+    digest,  # noqa: E402
+    prompts,  # noqa: E402,F401
+)
 from agent.context import AgentStep, ContextSettings, build_messages, needs_summary  # noqa: E402
 from agent.llm_actions import LLMActions  # noqa: E402
-from environments.low_level import LOW_LEVEL_ACTIONS  # noqa: E402
+from environments.acting.low_level import LOW_LEVEL_ACTIONS  # noqa: E402
 
 PROBLEM = (Path(__file__).resolve().parents[2] / "environments" / "tasks" / "digits" / "scripts"
            / "research_problem.txt")

@@ -7,7 +7,7 @@ lays ``n`` small files in the workspace (a dataset the agent unpacks), each late
 run is then scored both ways, in the same process:
 
 * ``all-steps``: ``score_steps`` (one scratch and one sandbox synced to each step,
-  ``environments/score_scratch.py``): ms per later step (the median time between two steps'
+  ``environments/scoring/score_scratch.py``): ms per later step (the median time between two steps'
   progress calls), and the first step (which lays every file and opens the sandbox);
 * ``alone``: ``score_run(run, task, step=k)`` for each step, what every step cost before (a
   fresh scratch copy of every file and a fresh sandbox): the median ms per later step;
@@ -42,7 +42,7 @@ def one(n: int, steps: int, sandbox: str, two_phase: bool) -> dict:
     from agent.actor import Proposal
     from agent.replay import ReplayActor
     from agent.runner import create_run, drive
-    from environments.scoring import score_run, score_steps
+    from environments.scoring.score import score_run, score_steps
     from tests.conftest import write_task
 
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from textual.screen import Screen  # noqa: E402
 
-from environments.runs import RunDir, RunMeta, Step  # noqa: E402
+from environments.record.runs import RunDir, RunMeta, Step  # noqa: E402
 from tests.conftest import write_task  # noqa: E402
 from tui.app import LabcoatApp  # noqa: E402
 from tui.screens.run import RunScreen  # noqa: E402

@@ -10,7 +10,13 @@ from __future__ import annotations
 import argparse
 import time
 
-from methods.twora_q import make_learner, make_random_mdp, q_star, run_random, sample_trajectories
+from methods.twora_q import (
+    make_learner,
+    make_random_mdp,
+    q_star,
+    run_random,
+    sample_trajectories,
+)
 from methods.twora_q.experiment import streams
 
 

@@ -20,7 +20,7 @@ lays the files in the workspace (a dataset the agent unpacks) and records them; 
     python tests/benchmarks/bench_workspace_scale.py [--sizes 0,1000,10000,100000] [--steps 8] [--per-folder N]
     python tests/benchmarks/bench_workspace_scale.py --snapshots /tmp/old_snapshots.py  # "before"
 
-``--snapshots`` and ``--ownership`` run with another ``environments/snapshots.py`` or
+``--snapshots`` and ``--ownership`` run with another ``environments/record/snapshots.py`` or
 ``sandbox/ownership.py`` (e.g. ``git show HEAD:sandbox/ownership.py``) in place of this
 checkout's, for before/after tables.
 """
@@ -78,7 +78,7 @@ def one(n: int, steps: int, replace: dict[str, str], per_folder: int = PER_FOLDE
     from agent.actor import Proposal
     from agent.replay import ReplayActor
     from agent.runner import create_run, drive
-    from environments.runs import RunDir
+    from environments.record.runs import RunDir
     from sandbox import local
     from tests.conftest import write_task
 
@@ -134,11 +134,11 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--per-folder", type=int, default=PER_FOLDER,
                         help="files per data folder (a dataset's images side by side: 100000)")
-    parser.add_argument("--snapshots", help="another environments/snapshots.py to measure")
+    parser.add_argument("--snapshots", help="another environments/record/snapshots.py to measure")
     parser.add_argument("--ownership", help="another sandbox/ownership.py to measure")
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    replace = {name: path for name, path in (("environments.snapshots", args.snapshots),
+    replace = {name: path for name, path in (("environments.record.snapshots", args.snapshots),
                                              ("sandbox.ownership", args.ownership)) if path}
     if args.one is not None:
         print(json.dumps(one(args.one, args.steps, replace, args.per_folder)))

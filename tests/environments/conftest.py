@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from environments import score_scratch
+from environments.scoring import score_scratch
 
 
 @pytest.fixture

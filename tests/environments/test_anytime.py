@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from environments.record.runs import RunManifest, RunMeta, Totals
 from environments.reports import (
     anytime_curve,
     anytime_curves,
@@ -18,8 +19,7 @@ from environments.reports import (
     trajectory,
     write_plots,
 )
-from environments.runs import RunManifest, RunMeta, Totals
-from environments.scoring import Score
+from environments.scoring.score import Score
 from tui.cli import app
 
 START = "2026-01-01T10:00:00.000+00:00"
@@ -161,8 +161,8 @@ async def test_the_scores_screen_switches_to_the_anytime_curves(runs):
 def test_step_times_and_tokens_read_the_formats_the_runner_writes(tmp_path):
     """The readers' fast paths on lines as ``Step`` and the call log write them (prompts that
     quote the very patterns they look for included), and the slow path on any other order."""
+    from environments.record.runs import Step
     from environments.reports import read_step_times, read_step_tokens
-    from environments.runs import Step
 
     tricky = 'a prompt quoting {"index":7,"time":"x"} and "step": 9, "messages" and "usage": {"input": 999, "output": 1'
     steps = [Step(index=1, time="2026-01-01T10:00:05.000+00:00", actor="agent", action="A", observation=tricky,

@@ -1,4 +1,4 @@
-"""The Undo stacks (environments/backups.py): the step each push and pop records, older runs'
+"""The Undo stacks (environments/record/backups.py): the step each push and pop records, older runs'
 ``index.json``, a torn log, and Undo that fails without losing the version it could not restore."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from environments import backups as b
-from environments.backups import BackupEvent, Backups, stacks_at
-from environments.safefs import CHUNK, WorkspaceError, WorkspaceFS
+from environments.record import backups as b
+from environments.record.backups import BackupEvent, Backups, stacks_at
+from sandbox.fs import CHUNK, WorkspaceError, WorkspaceFS
 
 
 @pytest.fixture

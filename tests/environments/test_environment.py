@@ -5,15 +5,15 @@ import os
 
 import pytest
 
-from environments.actions import ActionContext
-from environments.backups import Backups
-from environments.environment import Environment, code_mounts
-from environments.low_level import LOW_LEVEL_ACTIONS
-from environments.observation import make_observation
-from environments.paths import PathGuard
-from environments.runs import RunDir, RunMeta
-from environments.task import load_task
-from environments.tool_actions import tool_action
+from environments.acting.actions import ActionContext
+from environments.acting.environment import Environment, code_mounts
+from environments.acting.low_level import LOW_LEVEL_ACTIONS
+from environments.acting.observation import make_observation
+from environments.acting.paths import PathGuard
+from environments.acting.tool_actions import tool_action
+from environments.record.backups import Backups
+from environments.record.runs import RunDir, RunMeta
+from environments.task.spec import load_task
 from sandbox import CODE_TARGET, Mount
 from sandbox.local import LocalSandbox
 from tests.conftest import FIXTURES

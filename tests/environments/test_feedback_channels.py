@@ -11,10 +11,10 @@ import textwrap
 
 import pytest
 
-from environments.actions import ActionSpec
-from environments.environment import Environment
-from environments.task import TaskError, load_task
-from environments.validation import VALIDATE, ValidateArgs, validation_calls
+from environments.acting.actions import ActionSpec
+from environments.acting.environment import Environment
+from environments.acting.validation import VALIDATE, ValidateArgs, validation_calls
+from environments.task.spec import TaskError, load_task
 from sandbox import open_sandbox
 from tests.environments.test_scoring import (
     HONEST,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from environments.environment import Environment
+from environments.acting.environment import Environment
 from tests.environments.test_environment import env  # noqa: F401 - the fixture
 
 SECRET = "HOST-SECRET-CONTENT"

@@ -9,13 +9,13 @@ import threading
 
 import pytest
 
+from agent import session
 from agent.config import ActorConfig, OptionError, build
 from agent.replay import ReplayActor
 from agent.runner import Budgets, create_run, drive
-from agent import session
 from agent.session import SessionError, preflight
-from environments.environment import Environment, optional_actions
-from environments.help_request import (
+from environments.acting.environment import Environment, optional_actions
+from environments.acting.help_request import (
     ANSWERED,
     NO_MORE,
     REQUEST_HELP,
@@ -24,9 +24,9 @@ from environments.help_request import (
     PersonDesk,
     ScriptedAnswers,
 )
-from environments.repl import PYTHON_REPL, RESTARTED
-from environments.runs import RunDir
-from environments.task import load_task
+from environments.acting.repl import PYTHON_REPL, RESTARTED
+from environments.record.runs import RunDir
+from environments.task.spec import load_task
 from tests.conftest import write_task
 from tests.sandbox.backends import make_sandbox
 
@@ -129,7 +129,7 @@ def test_a_run_keeps_its_enabled_actions_and_answers_file_across_a_resume(tmp_pa
     stored = ActorConfig.from_meta(RunDir.open(run.path).meta)
     assert stored.enable_actions == "Python REPL, Request Help" and stored.help_answers == str(answers)
     run = RunDir.open(run.path)
-    run.meta.limits = run.meta.limits.model_copy(update={"max_steps": 10})
+    run.meta.budgets = run.meta.budgets.model_copy(update={"max_steps": 10})
     drive(run, spec, ReplayActor.from_file(actions))  # resumed: what run.json enabled, again
     steps = RunDir.open(run.path).steps()
     assert [s.observation.splitlines()[0] for s in steps[:2]] == [ANSWERED.strip(), "(the code printed nothing)"]

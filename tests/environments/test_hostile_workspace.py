@@ -2,7 +2,7 @@
 
 Each hostile thing is made by a real process in the sandbox (as an agent's script would make
 it), then the host acts, records and resumes. Each test failed before the workspace I/O moved
-to :mod:`environments.safefs` (see the report of issue 15 for how).
+to :mod:`sandbox.fs` (see the report of issue 15 for how).
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ import pytest
 from typer.testing import CliRunner
 
 from agent.replay import ReplayActor
-from agent.runner import Budgets, create_run, drive, task_of
-from environments.environment import Environment, code_mounts
-from environments.observation import Observation
-from environments.runs import RunDir, RunMeta
-from environments.safefs import WorkspaceFS
-from environments.task import load_task
+from agent.runner import Budgets, create_run, drive
+from environments.acting.environment import Environment, code_mounts
+from environments.acting.observation import Observation
+from environments.record.runs import RunDir, RunMeta
+from environments.task.spec import load_task
+from sandbox.fs import WorkspaceFS
 from sandbox.local import LocalSandbox
 from tests.conftest import write_task
 from tests.environments.test_runs import write_actions
@@ -90,8 +90,8 @@ def test_a_name_that_is_not_utf8_is_noted_and_the_run_records_and_resumes(tmp_pa
                            budgets=Budgets(max_steps=2))
     assert drive(run, spec, ReplayActor.from_file(actions)).status == "max_steps"
     again = RunDir.open(run.path)
-    again.meta.limits["max_steps"] = 10
-    meta = drive(again, task_of(again), ReplayActor.from_file(actions))  # resume
+    again.meta.budgets["max_steps"] = 10
+    meta = drive(again, again.task(), ReplayActor.from_file(actions))  # resume
     assert meta.status == "finished", meta.status_reason
     steps = RunDir.open(run.path).steps()
     assert "bad\\xff.txt" in steps[0].observation and "not UTF-8" in steps[0].observation
@@ -211,7 +211,7 @@ def test_a_host_crash_is_recorded_as_error_with_its_reason_and_the_run_resumes(t
     meta = RunDir.open(run.path).meta
     assert meta.status == "error" and "RuntimeError: boom in the host" in meta.status_reason
     again = RunDir.open(run.path)
-    assert drive(again, task_of(again), ReplayActor.from_file(actions)).status == "finished"
+    assert drive(again, again.task(), ReplayActor.from_file(actions)).status == "finished"
     assert [s.action for s in RunDir.open(run.path).steps()] == ["List Files", "Final Answer"]
 
 
@@ -265,7 +265,7 @@ def test_resume_of_a_replay_run_needs_no_actions_file(tiny_task, tmp_path):
 def test_scoring_a_live_hostile_workspace_copies_only_its_regular_files(env):
     """Validate Submission scores the live workspace: a FIFO, a link to a host file and a
     1,200-deep tree in it must neither block, crash, nor reach the scorer."""
-    from environments.evaluate import evaluate
+    from environments.scoring.evaluate import evaluate
 
     secret = env.workspace.parent / "host-secret.txt"
     secret.write_text("99999")

@@ -20,11 +20,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from environments import channel
-from environments.in_sandbox import empty_tmp, eval_child, eval_runner, oracle_runner, produce_runner, source
+from environments.in_sandbox import (
+    channel,
+    empty_tmp,
+    eval_child,
+    eval_runner,
+    oracle_runner,
+    produce_runner,
+    source,
+)
 
 MODULES = [empty_tmp, eval_child, eval_runner, oracle_runner, produce_runner]
-COPIED_IN = {"labcoat_channel"}  # environments/channel.py, copied into the sandbox by the host
+COPIED_IN = {"labcoat_channel"}  # environments/in_sandbox/channel.py, copied into the sandbox by the host
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])

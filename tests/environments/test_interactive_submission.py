@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from environments import channel
-from environments.channel import ChannelError
-from environments.evaluate import evaluate
-from environments.task import TaskError, load_task
+from environments.in_sandbox import channel
+from environments.in_sandbox.channel import ChannelError
+from environments.scoring.evaluate import evaluate
+from environments.task.spec import TaskError, load_task
 from tests.conftest import write_task
 from tests.sandbox.backends import docker_marks
 
@@ -224,6 +224,7 @@ def test_a_daemon_that_talks_after_the_end_is_not_heard(task_root, tmp_path, san
     assert result.value == 1.0
 
 
+@pytest.mark.slow
 def test_the_oracle_secrets_are_out_of_reach(task_root, tmp_path):
     # The offset file holds "41.5": as a substring that is in some library file or other (the
     # sandbox shows the interpreter's prefix), so a file *being* the offset is what counts.

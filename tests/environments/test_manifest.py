@@ -10,9 +10,9 @@ from agent.actor import Proposal
 from agent.config import ActorConfig
 from agent.replay import ReplayActor
 from agent.runner import create_run, drive, model_uses
-from environments.manifest import RunManifest, lookup, machine
-from environments.runs import RunDir, Step
-from environments.validation import VALIDATE, validation_calls
+from environments.acting.validation import VALIDATE, validation_calls
+from environments.record.manifest import RunManifest, lookup, machine
+from environments.record.runs import RunDir, Step
 
 
 def test_machine_is_read_from_this_host():

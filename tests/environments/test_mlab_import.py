@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from environments import mlab_import
-from environments.mlab_import import (
+from environments.imports import mlab as mlab_import
+from environments.imports.mlab import (
     RECORD,
     MlabImportError,
     find_logs,
@@ -25,7 +25,7 @@ from environments.mlab_import import (
     import_logs,
     parse_trace,
 )
-from environments.runs import RunDir
+from environments.record.runs import RunDir
 
 EVAL = '''\
 import os
@@ -138,7 +138,7 @@ def test_a_log_becomes_a_run_with_its_steps_and_workspaces(tmp_path):
     assert run.meta.actor == "mlab/ResearchAgent" and run.meta.model == "mlab/claude-v1"
     assert run.meta.status == "finished" and run.meta.final_answer == "a random forest"
     assert run.meta.task_source == str(task.resolve()) and run.meta.totals.seconds == 12.5
-    assert run.meta.limits.max_steps == 30
+    assert run.meta.budgets.max_steps == 30
     steps = run.steps()
     assert [s.action for s in steps] == ["List Files", "Edit Script (AI)", "Execute Script", "Final Answer"]
     assert steps[1].args["edit_instruction"] == "fit a model"

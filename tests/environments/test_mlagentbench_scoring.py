@@ -16,11 +16,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from environments.baselines import BaselineError, ensure_baseline, find_baseline, run_solve
-from environments.evaluate import evaluate
-from environments.mlagentbench import NO_EVAL
-from environments.scoring import make_score
-from environments.task import load_task
+from environments.scoring.baselines import (
+    BaselineError,
+    ensure_baseline,
+    find_baseline,
+    run_solve,
+)
+from environments.scoring.evaluate import evaluate
+from environments.scoring.score import make_score
+from environments.task.mlagentbench import NO_EVAL
+from environments.task.spec import load_task
 from tests import mlab_folders as mlab
 from tests.conftest import write_task
 from tests.sandbox.backends import docker_marks
@@ -161,6 +166,7 @@ def test_the_fallback_needs_the_task_recognised_by_content(tmp_path):
     assert "train_accuracy" in str(info.value) and "Traceback" not in str(info.value)
 
 
+@pytest.mark.slow
 def test_amp_parkinsons_improvement_is_a_success_and_a_no_op_is_not(tmp_path):
     root = mlab.make_amp_parkinsons(tmp_path / "amp")
     spec = load_task(root)

@@ -1,4 +1,4 @@
-"""MLAgentBench's tasks as labcoat knows them (environments/mlagentbench.py): the table, and
+"""MLAgentBench's tasks as labcoat knows them (environments/task/mlagentbench.py): the table, and
 recognising a folder as one of them by its content rather than its name (no sandbox here)."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from environments.baselines import fixed_fallback
-from environments.evaluate import error_summary
-from environments.mlagentbench import KAGGLE_ENV, TABLE, recognise
-from environments.task import TaskError, load_task
+from environments.scoring.baselines import fixed_fallback
+from environments.scoring.evaluate import error_summary
+from environments.task.mlagentbench import KAGGLE_ENV, TABLE, recognise
+from environments.task.spec import TaskError, load_task
 from tests import mlab_folders as mlab
 
 BENCHMARKS = ["vectorization", "llama-inference", "house-price", "spaceship-titanic", "imdb",

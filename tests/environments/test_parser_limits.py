@@ -15,12 +15,19 @@ import time
 
 import pytest
 
-from environments import channel
-from environments.channel import ChannelError
-from environments.limits import LimitError, json_depth, loads_json
-from environments.task import TaskError, load_task
+from environments.in_sandbox import channel
+from environments.in_sandbox.channel import ChannelError
+from environments.task.spec import TaskError, load_task
+from environments.untrusted.bounded import LimitError, json_depth, loads_json
 from tests.conftest import write_task
-from tests.environments.test_interactive_submission import EVAL, HONEST, PRODUCE, TOML, _framed, scored
+from tests.environments.test_interactive_submission import (
+    EVAL,
+    HONEST,
+    PRODUCE,
+    TOML,
+    _framed,
+    scored,
+)
 
 DEEP = 60_000
 
@@ -99,8 +106,8 @@ def test_huge_or_deep_json_from_a_tool_is_a_failed_action(tmp_path):
     """A method tool's report is the last line a sandboxed command printed."""
     from pydantic import BaseModel
 
-    from environments.actions import ActionFailed
-    from environments.tool_actions import run_tool
+    from environments.acting.actions import ActionFailed
+    from environments.acting.tool_actions import run_tool
 
     class Result:
         def __init__(self, stdout):
@@ -145,7 +152,7 @@ def test_a_deep_report_from_the_evaluation_is_an_eval_error(tmp_path):
     """The scoring runner's line is parsed again on the host, deeper in its stack than in the
     sandbox: code in the evaluated process that writes a report nested 985 deep (which the
     sandbox's runner still parses) must fail the evaluation, not the host."""
-    from environments.evaluate import evaluate
+    from environments.scoring.evaluate import evaluate
 
     deep = textwrap.dedent("""
         import os, sys
@@ -173,8 +180,8 @@ def test_a_deeply_nested_action_input_is_the_actors_mistake_not_a_crash():
     """From a model's reply (ReAct text) or as a JSON string (tools mode, replay files): a
     200,000-deep Action Input is a clear format error, never a RecursionError."""
     from agent.models.react_format import FormatError, parse_response
-    from environments.actions import ActionInputError
-    from environments.low_level import LOW_LEVEL_ACTIONS
+    from environments.acting.actions import ActionInputError
+    from environments.acting.low_level import LOW_LEVEL_ACTIONS
 
     deep = "[" * 200_000 + "]" * 200_000
     with pytest.raises(FormatError, match="nests deeper"):

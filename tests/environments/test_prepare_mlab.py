@@ -14,14 +14,14 @@ import threading
 
 import pytest
 
-from environments.prepare import (
+from environments.task.prepare import (
     files_of,
     fingerprint,
     prepare_task,
     prepared_dir,
     produced,
 )
-from environments.task import TaskError, check_folder, load_task
+from environments.task.spec import TaskError, check_folder, load_task
 from tests.conftest import write_task
 from tests.sandbox.backends import docker_marks
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from environments.prepare import prepare_task
-from environments.task import TaskError, load_task
+from environments.task.prepare import prepare_task
+from environments.task.spec import TaskError, load_task
 from sandbox.base import clean_env
 from tests.conftest import write_task
 from tests.sandbox.backends import docker_marks

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from environments.evaluate import evaluate
-from environments.sandboxing import code_mounts, sandbox_limits
-from environments.task import TaskError, load_task
+from environments.scoring.evaluate import evaluate
+from environments.task.sandboxing import code_mounts, sandbox_limits
+from environments.task.spec import TaskError, load_task
 from sandbox import SandboxError, open_sandbox, pyenv
 from sandbox.base import PythonEnv, SandboxLimits
 from tests.conftest import write_task

@@ -19,10 +19,15 @@ from pathlib import Path
 import pytest
 
 from agent.prompts import describe_actions
-from environments.environment import Environment, code_mounts, optional_actions, optional_names
+from environments.acting.environment import (
+    Environment,
+    code_mounts,
+    optional_actions,
+    optional_names,
+)
+from environments.acting.repl import PYTHON_REPL, RESTARTED, STATUS_MARK, split_status
 from environments.in_sandbox import repl_server, source
-from environments.repl import PYTHON_REPL, RESTARTED, STATUS_MARK, split_status
-from environments.task import load_task
+from environments.task.spec import load_task
 from tests.conftest import write_task
 from tests.sandbox.backends import docker_marks, make_sandbox
 

@@ -9,20 +9,20 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from environments.manifest import Machine, RunManifest, ValidationCall
+from environments.record.manifest import Machine, RunManifest, ValidationCall
+from environments.record.runs import RunMeta, Totals
 from environments.reports import (
+    RowKey,
+    RunRecord,
     build_report,
     compare,
     improvement_curves,
     load_runs,
-    RowKey,
-    RunRecord,
     row_cells,
     summarise_runs,
     to_markdown,
     write_plots,
 )
-from environments.runs import RunMeta, Totals
 from sandbox.base import Isolation
 from tui.cli import app
 
@@ -217,7 +217,7 @@ def test_reports_filter_on_the_manifest(tmp_path):
 
 
 def test_lost_combinations_are_read_through_the_batch_model(tmp_path):
-    from environments.runs import BatchRecords, ComboRecord
+    from environments.record.runs import BatchRecords, ComboRecord
 
     batch = tmp_path / "batch"
     batch.mkdir()
@@ -245,7 +245,7 @@ def test_a_batch_run_without_method_tools_has_a_row_of_its_own(tmp_path):
 
 
 def _record(seed: int, value: float) -> RunRecord:
-    from environments.scoring import Score
+    from environments.scoring.score import Score
 
     score = Score(task="t", metric="m", direction="higher", value=value, baseline=1.0,
                   improvement=value - 1.0, success=value > 1.1, threshold=0.1)
@@ -280,7 +280,7 @@ def test_the_tree_agent_and_the_research_agent_on_one_model_have_rows_of_their_o
 def mixed(tmp_path) -> Path:
     """Beside three independent attempts (seeds 0-2): the README run's fork, a run stopped in
     the TUI, a resumed run, and a second attempt of seed 0 made earlier."""
-    from environments.runs import ForkOrigin
+    from environments.record.runs import ForkOrigin
 
     root = tmp_path / "runs"
     ok, miss = score("t1", 12.0, 0.2, 3), score("t1", 10.5, 0.05, 3)

@@ -7,10 +7,10 @@ import os
 
 import pytest
 
-from environments.environment import Environment, code_mounts
-from environments.low_level import RESTORE_WORKSPACE
-from environments.runs import RunDir, RunMeta
-from environments.task import load_task
+from environments.acting.environment import Environment, code_mounts
+from environments.acting.low_level import RESTORE_WORKSPACE
+from environments.record.runs import RunDir, RunMeta
+from environments.task.spec import load_task
 from sandbox.local import LocalSandbox
 
 
@@ -34,7 +34,7 @@ def files(root) -> dict[str, str]:
 
 
 def test_it_is_not_offered_by_default_and_is_free(tiny_task, tmp_path):
-    from environments.low_level import LOW_LEVEL_ACTIONS
+    from environments.acting.low_level import LOW_LEVEL_ACTIONS
 
     assert RESTORE_WORKSPACE.free and all(not s.free for s in LOW_LEVEL_ACTIONS)
     assert RESTORE_WORKSPACE.name not in {s.name for s in LOW_LEVEL_ACTIONS}

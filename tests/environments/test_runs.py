@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from agent.replay import ReplayActor, load_actions
-from agent.runner import Budgets, create_run, drive, task_of
-from environments.runs import RunDir
-from environments.reference_check import check_reference
-from environments.scoring import score_run
-from environments.task import load_task
+from agent.runner import Budgets, create_run, drive
+from environments.record.runs import RunDir
+from environments.scoring.reference_check import check_reference
+from environments.scoring.score import score_run
+from environments.task.spec import load_task
 
 ACTIONS = [
     {"action": "List Files", "args": {"dir_path": "."}},
@@ -125,7 +125,7 @@ def test_kill_9_mid_run_then_resume_and_score(tiny_task, tmp_path):
     assert 3 <= done < len(actions)
     assert run.meta.status == "running"
     # the killed run can be scored as it stands, then resumed to its end
-    assert score_run(run, task_of(run), sandbox="local").value == 99.0
+    assert score_run(run, run.task(), sandbox="local").value == 99.0
     resumed = subprocess.run(
         [sys.executable, "-m", "tui.cli", "run", "--resume", str(run.path), "--actions",
          str(actions_file), "--json"],

@@ -12,30 +12,30 @@ import pytest
 from agent.actor import Proposal
 from agent.replay import ReplayActor
 from agent.runner import create_run, drive
-from environments.baselines import (
+from environments.acting.environment import Environment
+from environments.acting.validation import VALIDATE
+from environments.record.runs import RunDir
+from environments.scoring.baselines import (
     Measured,
-    baseline_for,
     baseline_path,
     ensure_baseline,
     find_baseline,
     known_baseline,
     measure,
     read_baseline,
+    scored_against,
     store_baseline,
     summarise,
 )
-from environments.environment import Environment
-from environments.evaluate import EvalResult, evaluate
-from environments.runs import RunDir
-from environments.scoring import pick_steps, score_run, score_steps
-from environments.task import load_task
-from environments.validation import VALIDATE
+from environments.scoring.evaluate import EvalResult, evaluate
+from environments.scoring.score import pick_steps, score_run, score_steps
+from environments.task.spec import load_task
 from sandbox import open_sandbox
 from tests.conftest import write_task
 
 SECRET = "held-out-answers-7f3a9c"
 
-# The two-phase contract (environments/submission.py): produce.py imports the workspace's
+# The two-phase contract (environments/scoring/submission.py): produce.py imports the workspace's
 # model.py in the submission phase and writes its predictions; eval.py scores them on the
 # private answers in the trusted phase.
 TAMPER_PRODUCE = textwrap.dedent("""
@@ -384,8 +384,8 @@ def test_a_stored_baseline_is_read_through_its_model_and_kept_to_its_backend(tmp
 
 def test_a_paired_baseline_measured_in_the_same_call_wins(tmp_path):
     fixed = load_task(write_task(tmp_path / "fixed"))  # baseline = 6.0 in task.toml
-    assert baseline_for(fixed, EvalResult(value=1.0, baseline=2.5)) == 2.5
-    assert baseline_for(fixed, EvalResult(value=1.0)) == 6.0
+    assert scored_against(fixed, EvalResult(value=1.0, baseline=2.5)).value == 2.5
+    assert scored_against(fixed, EvalResult(value=1.0)).value == 6.0
 
 
 def test_a_stored_baseline_that_does_not_validate_is_measured_again(tmp_path):

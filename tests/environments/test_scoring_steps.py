@@ -1,4 +1,4 @@
-"""``score_steps``' one scratch and one sandbox kept across steps (environments/score_scratch.py).
+"""``score_steps``' one scratch and one sandbox kept across steps (environments/scoring/score_scratch.py).
 
 The task's eval.py scores a fingerprint of everything it can see (the scored folder's names,
 kinds, modes, contents and link texts, and ``/tmp`` and ``/dev/shm``), so two evaluations
@@ -21,8 +21,8 @@ import pytest
 from agent.actor import Proposal
 from agent.replay import ReplayActor
 from agent.runner import create_run, drive
-from environments import score_scratch, scratch_sync
-from environments.scoring import score_run, score_steps
+from environments.scoring import score_scratch, scratch_sync
+from environments.scoring.score import score_run, score_steps
 from tests.conftest import write_task
 from tests.sandbox.backends import docker_marks
 
@@ -259,7 +259,7 @@ def test_a_workspace_the_rules_cannot_plan_is_evaluated_afresh(tmp_path):
 
 def test_plan_follows_the_scratch_rules(tmp_path):
     task_root = fingerprint_task(tmp_path / "task")
-    from environments.task import load_task
+    from environments.task.spec import load_task
 
     task = load_task(task_root)
     ws = tmp_path / "ws"
@@ -289,8 +289,8 @@ def test_plan_follows_the_scratch_rules(tmp_path):
 def test_a_step_too_large_for_the_kept_sandbox_is_scored_afresh(tmp_path, scorer_stats):
     """The quota image is sized when the kept sandbox opens; a later step that does not fit
     is evaluated in a fresh scratch and sandbox, and the step after it in a new kept one."""
-    from environments.evaluate import evaluate
-    from environments.task import load_task
+    from environments.scoring.evaluate import evaluate
+    from environments.task.spec import load_task
     from sandbox import quota
 
     if quota.unavailable():
@@ -327,9 +327,9 @@ def test_no_command_runs_until_the_clock_is_past_the_recorded_ctimes(tmp_path):
     assert kernel_clock_ns() >= whole + scratch_sync.SECOND
 
 
-def test_the_kept_scratch_is_touched_only_through_safefs(tmp_path, monkeypatch):
+def test_the_kept_scratch_is_touched_only_through_sandbox_fs(tmp_path, monkeypatch):
     """The seam's audit (tests/environments/test_seam.py) over ``score_steps``: the host reads,
-    writes, lists and removes in the kept scratch only through ``environments/safefs.py``."""
+    writes, lists and removes in the kept scratch only through ``sandbox/fs.py``."""
     from tests.environments.test_seam import Watch, audited
 
     run, task = attack_run(tmp_path, "symlink fifo new-names", "local")
@@ -344,8 +344,8 @@ def test_the_kept_scratch_is_touched_only_through_safefs(tmp_path, monkeypatch):
 def test_a_sandbox_that_shares_the_hosts_tmp_is_not_kept(tmp_path, scorer_stats):
     """Backend ``none`` runs commands on the host: emptying its /tmp would empty the host's,
     so every step is evaluated the old way."""
-    from environments.evaluate import evaluate
-    from environments.task import load_task
+    from environments.scoring.evaluate import evaluate
+    from environments.task.spec import load_task
 
     task = load_task(write_task(tmp_path / "task"))
     ws = tmp_path / "ws"
@@ -400,10 +400,10 @@ def _lay_over(ws, files: dict[str, str]) -> None:
 def test_the_kept_scratch_holds_what_a_fresh_one_would(tmp_path):
     """No sandbox: S synced step after step (and tampered with between steps, as an
     evaluation could) holds exactly ``evaluate``'s fresh scratch of each step."""
-    from environments.evaluate import _scratch
-    from environments.safefs import WorkspaceFS
-    from environments.submission import strip_code
-    from environments.task import load_task
+    from environments.scoring.evaluate import _scratch
+    from environments.scoring.submission import strip_code
+    from environments.task.spec import load_task
+    from sandbox.fs import WorkspaceFS
 
     task = load_task(fingerprint_task(tmp_path / "task"))
     (task.env_dir / "lib" / "__pycache__").mkdir()
@@ -451,7 +451,7 @@ def test_a_fork_of_a_run_is_scored_in_one_kept_scratch(tmp_path, scorer_stats):
 
     from typer.testing import CliRunner
 
-    from environments.runs import RunDir
+    from environments.record.runs import RunDir
     from tui.cli import app
 
     run, task = attack_run(tmp_path, "in-place new-names", "local")

@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from environments import scratch_sync
+from environments.scoring import scratch_sync
 from tests.conftest import write_task
 from tests.environments.test_scoring_steps import (
     ATTACKS,

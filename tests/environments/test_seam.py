@@ -8,7 +8,7 @@ host's own call: an audit hook acts as the racer whenever the host touches a nam
 moment a path-based check-then-use is open to a race). Then the rule is enforced as a whole:
 an audit hook watches real scorings (timed, interactive, data-only) and an Environment's steps,
 on every isolating backend, and any file event on a path beneath a sandbox's workspace that
-does not come from ``environments/safefs.py`` fails the test.
+does not come from ``sandbox/fs.py`` fails the test.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from environments.safefs import WorkspaceError
-from environments.evaluate import lay_read_only, reset_workspace
-from environments.submission import OUTPUTS, collect_outputs
-from environments.task import load_task
+from environments.scoring.evaluate import lay_read_only, reset_workspace
+from environments.scoring.submission import OUTPUTS, collect_outputs
+from environments.task.spec import load_task
+from sandbox.fs import WorkspaceError
 from tests.conftest import write_task
 from tests.sandbox.backends import docker_marks
 
@@ -255,10 +255,10 @@ def test_copying_outputs_never_reads_a_host_file_through_a_swapped_folder(tmp_pa
 # --- the rule, enforced over whole scorings and an Environment's steps ----------------------
 
 REPO = Path(__file__).resolve().parents[2]
-#: the modules that may touch a workspace: safefs, and the sandbox's own descriptor walks that
-#: hand the workspace to the sandbox's user and back (``sandbox/ownership.py``) and move it
-#: onto its quota mount (``sandbox/quota.py``)
-ALLOWED = {REPO / "environments" / "safefs.py",
+#: the modules that may touch a workspace: the one descriptor-safe file layer (``sandbox/fs.py``,
+#: whose walk ``sandbox/ownership.py`` uses to hand the workspace to the sandbox's user and back,
+#: and ``sandbox/quota.py`` to move it onto its quota mount), and those two for their own steps
+ALLOWED = {REPO / "sandbox" / "fs.py",
            REPO / "sandbox" / "ownership.py", REPO / "sandbox" / "quota.py"}
 HERE = Path(__file__).resolve()
 
@@ -345,8 +345,8 @@ def timed_task(tmp_path: Path) -> Path:
 
 
 @BACKENDS
-def test_timed_scoring_touches_its_workspaces_only_through_safefs(tmp_path, monkeypatch, sandbox):
-    from environments.evaluate import evaluate
+def test_timed_scoring_touches_its_workspaces_only_through_sandbox_fs(tmp_path, monkeypatch, sandbox):
+    from environments.scoring.evaluate import evaluate
 
     task = load_task(timed_task(tmp_path))
     ws = tmp_path / "ws"
@@ -362,9 +362,9 @@ def test_timed_scoring_touches_its_workspaces_only_through_safefs(tmp_path, monk
 
 
 @BACKENDS
-def test_interactive_and_data_only_scoring_touch_workspaces_only_through_safefs(
+def test_interactive_and_data_only_scoring_touch_workspaces_only_through_sandbox_fs(
         tmp_path, monkeypatch, sandbox):
-    from environments.evaluate import evaluate
+    from environments.scoring.evaluate import evaluate
     from tests.environments import test_interactive_submission as oracle
 
     interactive = load_task(write_task(tmp_path / "oracle-task", toml=oracle.TOML,
@@ -391,13 +391,13 @@ def test_interactive_and_data_only_scoring_touch_workspaces_only_through_safefs(
 
 
 @BACKENDS
-def test_a_run_its_steps_and_its_scoring_touch_the_workspace_only_through_safefs(
+def test_a_run_its_steps_and_its_scoring_touch_the_workspace_only_through_sandbox_fs(
         tmp_path, monkeypatch, sandbox):
     from agent.actor import Proposal
     from agent.fork import fork_config, fork_run
     from agent.replay import ReplayActor
     from agent.runner import create_run, drive
-    from environments.scoring import score_run
+    from environments.scoring.score import score_run
 
     script = "import os\nos.makedirs('out', exist_ok=True)\nopen('out/result.txt','w').write('7')\n" \
              "open('result.txt','w').write('7')\nprint('done')\n"

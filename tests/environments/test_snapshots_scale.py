@@ -11,9 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from environments.safefs import WorkspaceFS
-from environments.snapshots import FileEntry, Manifest, SnapshotStore, _fsync_write
+from environments.record.snapshots import (
+    FileEntry,
+    Manifest,
+    SnapshotStore,
+    _fsync_write,
+)
 from sandbox.clock import kernel_clock_ns
+from sandbox.fs import WorkspaceFS
 
 
 def lay(ws: Path, n: int, per_folder: int = 500, same: bool = False) -> None:
@@ -242,7 +247,7 @@ def test_scoring_lays_each_step_over_the_one_before(ws, tmp_path, monkeypatch):
 def test_a_file_written_in_the_snapshots_clock_tick_is_read_again_next_step(ws, tmp_path, monkeypatch):
     """git's racy entries: a ctime of the tick the snapshot started in could be stamped
     again by a write right after it (same size, mtime put back), so it is not remembered."""
-    from environments import snapshots
+    from environments.record import snapshots
 
     lay(ws, 3)
     settle()

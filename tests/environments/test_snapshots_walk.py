@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from environments.safefs import CHUNK
-from environments.snapshots import SnapshotStore
+from environments.record.snapshots import SnapshotStore
+from sandbox.fs import CHUNK
 from tests.environments.test_snapshots_scale import exact, lay, settle, written
 
 SECRET = b"HOST-SECRET-29\n"
@@ -242,7 +242,7 @@ def test_an_old_runs_base_files_are_still_known_by_path(ws, tmp_path):
     to the task's own content there is marked ``base`` again, not copied."""
     import json
 
-    from environments.snapshots import _fsync_write
+    from environments.record.snapshots import _fsync_write
 
     task = tmp_path / "task_env"
     (task / "sub").mkdir(parents=True)

@@ -11,9 +11,9 @@ from typing import NamedTuple
 
 import pytest
 
-from environments import snapshots, split_scan
-from environments.snapshots import SnapshotStore
-from environments.split_scan import Unit, partition, run_split
+from environments.record import snapshots, split_scan
+from environments.record.snapshots import SnapshotStore
+from environments.record.split_scan import Unit, partition, run_split
 from tests.environments.test_snapshots_scale import lay, settle
 
 

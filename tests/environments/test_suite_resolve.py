@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from environments.suite import TASKS_DIR, locate_task, resolve_task
-from environments.task import TaskError
+from environments.task.spec import TaskError
+from environments.task.suite import TASKS_DIR, locate_task, resolve_task
 
 
 def _folder_task(root: Path, name: str) -> Path:
@@ -76,8 +76,8 @@ def test_a_suite_run_reopens_its_task_from_any_folder(tmp_path, monkeypatch):
     """A run stores the folder it was prepared from, not the bare name, so a resume or a score
     from a folder holding ``./vectorization`` still finds the suite's task."""
     from agent.human import HumanActor
-    from agent.runner import create_run, task_of
-    from environments.runs import RunDir
+    from agent.runner import create_run
+    from environments.record.runs import RunDir
 
     monkeypatch.chdir(tmp_path)
     run, _ = create_run("vectorization", HumanActor(), tmp_path / "runs", sandbox="local", agent="human")
@@ -85,4 +85,4 @@ def test_a_suite_run_reopens_its_task_from_any_folder(tmp_path, monkeypatch):
     _folder_task(tmp_path, "vectorization")
     reopened = RunDir.open(run.path)
     reopened.meta.task_root = str(tmp_path / "gone")  # the prepared copy cleared since
-    assert task_of(reopened).root == (TASKS_DIR / "vectorization").resolve()
+    assert reopened.task().root == (TASKS_DIR / "vectorization").resolve()

@@ -2,7 +2,7 @@
 the workspace, a deterministic ``prepare.py``, and what ``labcoat check-task`` checks (the
 reference beats the baseline past the threshold, the anchors hold, the baseline is as recorded).
 
-One parametrised test per check, over ``environments.suite.suite_task_dirs()``: a new task is
+One parametrised test per check, over ``environments.task.suite.suite_task_dirs()``: a new task is
 checked the moment its folder exists. What is really particular to one task (its data's
 structure, its eval's gates) lives in ``test_tasks_<name>.py``.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from environments.anchors import load_anchors
-from environments.suite import suite_task_dirs
+from environments.task.anchors import load_anchors
+from environments.task.suite import suite_task_dirs
 from tests import task_checks as th
 
 TASKS = [p.name for p in suite_task_dirs()]

@@ -13,7 +13,7 @@ some other way, claiming a value far better than any honest one (``FAKE``):
 - ``timer`` (timing tasks): a wrong, instant implementation with ``time.perf_counter`` frozen and
   the correctness checks (``np.allclose``, ``torch.equal``) patched to agree.
 
-None of them may score ``FAKE``. Before the two-phase contract (``environments/submission.py``)
+None of them may score ``FAKE``. Before the two-phase contract (``environments/scoring/submission.py``)
 all 16 of these tasks were fakeable; on it, 0 of 16 are: the submission's code runs in its own
 sandbox with no result channel, and the trusted phase scores only its outputs.
 """
@@ -47,12 +47,14 @@ SUBMISSION_FILE = {
     "vectorization": "train.py",
 }
 TIMING = {"vectorization", "llama-inference"}
-SLOW = {
-    # every attack class stays in README's fast set on the other eleven tasks; these five cost
-    # 10-25 s an attack (a timed scoring, a long training, or a prepare nothing else in the fast
-    # set needs), so their rows of the matrix run in the slow set
-    "llama-inference", "ln-net-capacity", "poglm-hidden-neurons", "online-lp", "label-free-accuracy",
+FAST = {
+    # every attack class stays in README's fast set on four tasks whose scoring takes a second
+    # or two (a plain two-phase task, an offline one, a federated one, a timed one); the other
+    # rows of the matrix (2-25 s an attack: a timed scoring, a training, a prepare nothing else
+    # in the fast set needs) run in the slow set
+    "q-bias", "offline-irl", "federated-partition", "vectorization",
 }
+SLOW = set(SUBMISSION_FILE) - FAST
 
 
 def _tasks(names):

@@ -5,8 +5,8 @@ import threading
 
 import pytest
 
-from environments.suite import list_tasks, resolve_task
-from environments.task import TaskError, load_task
+from environments.task.spec import TaskError, load_task
+from environments.task.suite import list_tasks, resolve_task
 from tests.conftest import write_task
 
 

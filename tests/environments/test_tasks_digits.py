@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.datasets import load_digits
 
-from environments.anchors import load_anchors
+from environments.task.anchors import load_anchors
 from tests import task_checks as th
 
 NAME = "digits"

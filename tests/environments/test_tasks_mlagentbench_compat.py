@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from environments.task import DEFAULT_THRESHOLD, load_task
+from environments.task.spec import DEFAULT_THRESHOLD, load_task
 from tests import task_checks as th
 
 PREPARE = '''
@@ -83,7 +83,7 @@ def test_loads_with_defaults(mlab_task):
 
 
 def test_prepares_runs_and_scores(mlab_task, tmp_path):
-    from environments.prepare import prepare_task
+    from environments.task.prepare import prepare_task
 
     spec = prepare_task(load_task(mlab_task), cache=tmp_path / "cache")
     assert (spec.env_dir / "train.csv").exists()
@@ -145,8 +145,8 @@ def test_an_mlagentbench_style_vectorization_folder_scores_with_its_own_baseline
     """MLAgentBench's layout for vectorization (train.py writes its runtime to submission.csv,
     eval.py reads it with pandas): no task.toml, lower is better, a finite runtime, and a
     baseline stored under its own content hash, never the suite task's."""
-    from environments.baselines import baseline_path, ensure_baseline, run_solve
-    from environments.evaluate import evaluate
+    from environments.scoring.baselines import baseline_path, ensure_baseline, run_solve
+    from environments.scoring.evaluate import evaluate
 
     root = tmp_path / "vectorization"
     for rel, text in {"env/train.py": MLAB_VECTORIZATION_TRAIN,

@@ -13,10 +13,10 @@ import textwrap
 
 import pytest
 
-from environments import scratch_sync
-from environments.evaluate import evaluate
-from environments.safefs import WorkspaceFS
-from environments.task import load_task
+from environments.scoring import scratch_sync
+from environments.scoring.evaluate import evaluate
+from environments.task.spec import load_task
+from sandbox.fs import WorkspaceFS
 from tests.environments.test_scoring_steps import trusting_sync
 from tests.environments.test_seam import FAST, timed_task
 from tests.sandbox.backends import docker_marks

@@ -156,7 +156,7 @@ def test_tools_run_end_to_end(tmp_path, cache_dir, teachers):
     with np.load(out) as z:
         assert z["X"].shape == (20, 64) and z["y_soft"].shape == (20, 10)
         assert json.loads(str(z["meta"]))["config"]["ipc"] == 2
-    proc = _tool("evaluate_distilled", {"path": str(out), "labels": "soft", "student_seeds": [1, 2], "epochs": 50}, tmp_path)
+    proc = _tool("evaluate_distilled", {"path": str(out), "labels": "soft", "student_seeds": [1, 2], "epochs": 10}, tmp_path)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert len(report["acc_per_seed"]) == 2 and 0.0 <= report["acc_mean"] <= 1.0

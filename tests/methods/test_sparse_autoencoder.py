@@ -86,11 +86,13 @@ def bg_run(tmp_path_factory):
     return _report(tmp_path_factory.mktemp("bg"), source="bg", p=0.3, decoder="denoiser")
 
 
+@pytest.mark.slow
 def test_bg_gd_behaves_like_a_gaussian_source(bg_run):
     assert abs(bg_run["mse_linear"] - GAUSS) < 0.04
     assert bg_run["row_max_entry"] < 0.5
 
 
+@pytest.mark.slow
 def test_bg_denoiser_helps(bg_run):
     assert bg_run["mse_denoiser"] < GAUSS - 0.05
     assert bg_run["mse_denoiser"] < bg_run["mse_linear"] - 0.05

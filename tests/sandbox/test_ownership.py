@@ -79,7 +79,7 @@ def test_a_file_the_host_adds_right_after_a_hand_over_is_handed_over_next(tmp_pa
 
 
 def test_a_file_replaced_by_rename_is_handed_over(tmp_path):
-    """How the host writes (safefs: a temp file renamed over the name)."""
+    """How the host writes (sandbox.fs: a temp file renamed over the name)."""
     ws = tree(tmp_path / "ws")
     hand_over([ws], UID, GID)
     settled()
@@ -128,7 +128,7 @@ def test_a_folder_swapped_for_a_link_between_hand_overs_leads_nowhere(tmp_path):
 @pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=docker_marks)])
 def test_what_the_host_writes_between_commands_the_next_command_can_write(backend, tmp_path):
     """A sandbox's commands and the host take turns, fast: a file and a folder the host makes
-    (plainly, root's, not by safefs) right after a command, into folders the earlier
+    (plainly, root's, not by sandbox.fs) right after a command, into folders the earlier
     hand-overs remembered, are the sandbox's by the next command."""
     from sandbox import SandboxLimits
 

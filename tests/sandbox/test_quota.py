@@ -18,8 +18,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from environments.sandboxing import sandbox_limits
-from environments.task import TaskLimits
+from environments.task.sandboxing import sandbox_limits
+from environments.task.spec import TaskLimits
 from tests.sandbox.backends import BACKEND_PARAMS, make_sandbox
 
 QUOTA_BACKENDS = [p for p in BACKEND_PARAMS if p.id != "local-bundled-bwrap"]  # same code path
@@ -259,8 +259,8 @@ def test_the_agent_is_told_the_workspace_is_full(tmp_path):
     """Through a task's ``[limits]`` and Execute Script, as an actor sees it."""
     import shutil
 
-    from environments.environment import Environment, code_mounts
-    from environments.task import load_task
+    from environments.acting.environment import Environment, code_mounts
+    from environments.task.spec import load_task
     from sandbox.local import LocalSandbox
     from tests.conftest import write_task
 

@@ -84,7 +84,7 @@ def make_demo_runs(root):
     """Two finished runs with fixed ids, steps, timings and scores (stable for snapshots)."""
     import json
 
-    from environments.runs import RunDir, RunMeta, Step, Totals
+    from environments.record.runs import RunDir, RunMeta, Step, Totals
     from tests.conftest import write_task
 
     task = write_task(root / "demo-task")
@@ -96,7 +96,7 @@ def make_demo_runs(root):
     made = []
     for run_id, model, value, success in specs:
         meta = RunMeta(run_id=run_id, task="demo-task", task_root=str(task), actor="agent",
-                       agent=model.split("/")[0], model=model, limits={"max_steps": 10},
+                       agent=model.split("/")[0], model=model, budgets={"max_steps": 10},
                        created_at="2026-01-01T00:00:00.000+00:00",
                        updated_at="2026-01-01T00:00:00.000+00:00")
         run = RunDir.create(runs, meta, task / "env")

@@ -6,14 +6,14 @@ in human mode resumes in it."""
 from __future__ import annotations
 
 from agent.approval import TOOK_OVER, ReviewSettings
-from environments.runs import RunDir
+from environments.record.runs import RunDir
+from tests.tui.conftest import wait_for
 from tests.tui.test_agent_mode import react, scripted_session
 from tests.tui.test_human_actor import _choose
 from tests.tui.test_no_surprises import SMALL, _agent_app, _inside
 from tui.app import LabcoatApp
 from tui.screens.ask import AskScreen
 from tui.screens.run import RunScreen
-from tests.tui.conftest import wait_for
 
 
 def _calls(session) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agent.runner import Budgets, create_run
-from environments.runs import RunDir
+from environments.record.runs import RunDir
 from tests.conftest import write_task
 from tests.tui.conftest import SIZE, click, wait_for
 from tui.app import LabcoatApp
@@ -156,4 +156,4 @@ async def test_setup_form_has_a_widget_for_every_option_and_stores_them(tmp_path
         await wait_for(pilot, lambda: run.meta.status not in ("created", "running"))
     config = ActorConfig.from_meta(RunDir.open(run.path).meta)
     assert (config.kind, config.seed, config.context.keep_last) == ("research", 5, 2)
-    assert run.meta.status == "max_steps" and run.meta.limits.max_steps == 2
+    assert run.meta.status == "max_steps" and run.meta.budgets.max_steps == 2

@@ -11,8 +11,8 @@ import pytest
 from rich.text import Text
 from typer.testing import CliRunner
 
-from environments.runs import Step
-from environments.scoring import Score
+from environments.record.runs import Step
+from environments.scoring.score import Score
 from sandbox.base import Isolation
 from tui.cli import app, common
 from tui.cli import sandbox as sandbox_cli

@@ -8,10 +8,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from environments.runs import Step
+from environments.record.runs import Step
 from tests.tui.conftest import make_demo_runs
-from tui.cli import common
-from tui.cli import app
+from tui.cli import app, common
 from tui.cli.display import ending, step_summary
 
 

@@ -19,7 +19,7 @@ from agent.tree.agent import TreeAgent
 from agent.tree.policy import PolicySettings
 from agent.tree.settings import TreeSettings
 from agent.tree.view import tree_of
-from environments.runs import RunDir
+from environments.record.runs import RunDir
 from tests.agent.helpers import write_replies
 from tests.conftest import write_task
 from tests.tui.conftest import make_demo_runs

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from environments.runs import RunDir
+from environments.record.runs import RunDir
 from tests.tui.conftest import SIZE, click, wait_for
 from tests.tui.test_agent_mode import REPLIES, react, scripted_session
 from tui.app import LabcoatApp

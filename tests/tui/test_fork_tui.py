@@ -7,7 +7,7 @@ import json
 
 from typer.testing import CliRunner
 
-from environments.runs import RunDir
+from environments.record.runs import RunDir
 from tests.agent.test_fork import ACTIONS, _jsonl
 from tests.conftest import write_task
 from tests.tui.conftest import SIZE, settle, wait_for

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from environments.runs import RunDir
+from environments.record.runs import RunDir
 from tests.tui.conftest import SIZE, opened_run, wait_for
 from tui.widgets.editor import EDIT_FILE, FileEditor
 

@@ -5,7 +5,7 @@ submission.csv fails fast), where a timed task's scoring would take most of a mi
 
 from __future__ import annotations
 
-from environments.runs import RunDir
+from environments.record.runs import RunDir
 from tests.tui.conftest import SIZE, click, settle, wait_for
 from tui.screens.ask import AskScreen
 from tui.screens.run import RunScreen

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from agent.approval import SETTINGS_FILE, ReviewSettings
-from environments.runs import RunDir
+from environments.record.runs import RunDir
 from tests.conftest import write_task
 from tests.tui.conftest import make_demo_runs, opened_run, wait_for
 from tests.tui.test_agent_mode import REPLIES, react, scripted_session
@@ -284,7 +284,7 @@ async def test_side_tabs_by_key_and_the_workspace_opens_the_script(tmp_path):
 
 
 async def test_a_script_by_hand_shows_that_it_runs(tmp_path):
-    from environments.runs import RunMeta
+    from environments.record.runs import RunMeta
     from tui.widgets.status_line import status_text
 
     meta = RunMeta(run_id="r", task="t", task_root="/t", actor="human", status="running",

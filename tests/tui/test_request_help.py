@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from agent.config import ActorConfig
 from agent.runner import Budgets, create_run
-from environments.help_request import ANSWERED, DECLINED, REQUEST_HELP
-from environments.runs import RunDir
+from environments.acting.help_request import ANSWERED, DECLINED, REQUEST_HELP
+from environments.record.runs import RunDir
 from tests.conftest import write_task
 from tests.tui.conftest import SIZE, wait_for
 from tests.tui.test_agent_mode import react

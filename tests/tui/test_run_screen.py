@@ -10,7 +10,7 @@ import pytest
 from textual.widgets import TabbedContent
 from textual.widgets._footer import FooterKey
 
-from environments.runs import RunDir, Step
+from environments.record.runs import RunDir, Step
 from tests.tui.conftest import SIZE, make_demo_runs
 from tui.app import LabcoatApp
 from tui.screens.run import RunScreen

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from environments.scoring import Score
+from environments.scoring.score import Score
 from tests.tui.conftest import SIZE, make_demo_runs, wait_for
 from tests.tui.test_agent_mode import scripted_session
 from tui.app import LabcoatApp

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from environments.runs import RunDir
+from environments.record.runs import RunDir
 from tests.tui.conftest import SIZE, make_demo_runs
 from tui.app import LabcoatApp
 from tui.screens.run import RunScreen

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from environments.runs import RunMeta, Totals
+from environments.record.runs import RunMeta, Totals
 from tui.widgets.status_line import status_text
 
 
@@ -15,7 +15,7 @@ def test_status_line_shows_budget_time_left_as_a_clock_and_the_state():
     assert "step 7/50" in text and "3:59:15 left" in text and "retries 2" in text
     assert text.startswith("digits · paused · openai/gpt-x")  # a narrow terminal cuts the end
     assert "tokens 123.5k/950 ·" in text
-    assert "left" not in status_text(meta.model_copy(update={"limits": {}})).plain
+    assert "left" not in status_text(meta.model_copy(update={"budgets": {}})).plain
 
 
 def test_status_line_shows_a_bracketed_model_string_as_typed():

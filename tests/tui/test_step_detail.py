@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from environments.runs import Step
+from environments.record.runs import Step
 from tui.widgets.step_detail import args_text, section_texts
 
 

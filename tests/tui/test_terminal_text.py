@@ -212,7 +212,7 @@ async def test_the_workbench_shows_escapes_visibly(no_keys, tiny_task, tmp_path)
     line, workspace tree, code viewer and diff show the run's text through ``visible``."""
     from textual.widgets import TabbedContent
 
-    from environments.runs import RunDir
+    from environments.record.runs import RunDir
     from tests.tui.conftest import SIZE
     from tui.app import LabcoatApp
     from tui.screens.run import RunScreen

@@ -12,7 +12,7 @@ from agent.runner import Budgets, create_run, drive
 from agent.tree.agent import TreeAgent
 from agent.tree.policy import PolicySettings
 from agent.tree.settings import TreeSettings
-from environments.runs import RunDir
+from environments.record.runs import RunDir
 from tests.agent.helpers import write_replies
 from tests.conftest import write_task
 from tests.tui.conftest import SIZE, click, make_demo_runs, wait_for

@@ -11,10 +11,17 @@ import typer
 
 from agent.batch import BatchSpec
 from agent.config import ActorConfig, build, options
-from tui.cli.run import check_actions, config_options
 from tui.cli.common import (
-    JSON_OPT, SANDBOX_OPT, console, err_console, fail, isolating, known_task, stdout_for_json_only,
+    JSON_OPT,
+    SANDBOX_OPT,
+    console,
+    err_console,
+    fail,
+    isolating,
+    known_task,
+    stdout_for_json_only,
 )
+from tui.cli.run import check_actions, config_options
 from tui.terminal_text import safe_line, safe_text
 
 

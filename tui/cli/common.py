@@ -123,12 +123,12 @@ def isolating(kind: str) -> str:
 
 def use_runtime(python: str | None, device: str | None) -> None:
     """``--python`` and ``--device`` for every sandbox this command opens (through
-    ``$LABCOAT_PYTHON`` and ``$LABCOAT_DEVICE``, which ``environments/sandboxing.py`` reads);
+    ``$LABCOAT_PYTHON`` and ``$LABCOAT_DEVICE``, which ``environments/task/sandboxing.py`` reads);
     a device this machine lacks, or a relative interpreter path, is refused before anything
     starts."""
     import re
 
-    from environments.sandboxing import DEVICE_ENV, PYTHON_ENV
+    from environments.task.sandboxing import DEVICE_ENV, PYTHON_ENV
     from sandbox.pyenv import PyEnvError, check_device
 
     if device is not None:
@@ -149,8 +149,8 @@ def known_task(text: str) -> None:
     """Exit with a usage error, before anything starts, unless ``text`` names one task: a
     suite task (``suite:NAME`` always), or a folder; a name that is both is refused naming
     both, and a near miss names the task meant (``digit``: did you mean digits?)."""
-    from environments.suite import locate_task
-    from environments.task import TaskError
+    from environments.task.spec import TaskError
+    from environments.task.suite import locate_task
 
     try:
         locate_task(text)
@@ -195,7 +195,7 @@ def print_score(s) -> None:
     verdict = ("success", "green") if s.success else ("below threshold", "yellow")
     console.print(Text.assemble(f"score: {s.metric} = {num(s.value)} (baseline {num(s.baseline)}, "
                                 f"improvement {imp}, threshold {s.threshold:.0%}) → ", verdict))
-    if getattr(s, "baseline_source", None):  # which baseline, and why (environments/baselines.py)
+    if getattr(s, "baseline_source", None):  # which baseline, and why (environments/scoring/baselines.py)
         console.print(safe_text(f"  baseline: {s.baseline_source} ({s.baseline_why[:400]})"))
 
 

@@ -18,7 +18,7 @@ from rich.live import Live
 from rich.table import Table
 
 from agent.runner import RunHooks
-from environments.runs import RunDir, Step
+from environments.record.runs import RunDir, Step
 from tui.terminal_text import safe_text, visible
 
 
@@ -220,7 +220,7 @@ def isolation_mark(sandbox: str) -> str:
 
 def _left(run: RunDir) -> str:
     """What remains of the run's time and step budgets, e.g. ``, 41 steps, 3:52:10 left``."""
-    left = run.meta.limits.left(run.meta.totals)
+    left = run.meta.budgets.left(run.meta.totals)
     parts = []
     if left.max_steps is not None:
         parts.append(f"{left.max_steps} steps")
@@ -281,7 +281,7 @@ class LiveHooks(RunHooks):
     def _render(self) -> Table:
         meta = self.run.meta
         t = meta.totals
-        limits = meta.limits
+        limits = meta.budgets
         left = _left(self.run)
         cost_cap = f"/${limits['max_cost']:g}" if limits.get("max_cost") else ""
         token_cap = f" of {limits['max_tokens']}" if limits.get("max_tokens") else ""

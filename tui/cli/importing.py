@@ -1,6 +1,6 @@
 """``labcoat import mlab LOG_DIR``: MLAgentBench's runs as labcoat runs.
 
-Thin over :mod:`environments.mlab_import`: every ``env_log/trace.json`` beneath ``LOG_DIR``
+Thin over :mod:`environments.imports.mlab`: every ``env_log/trace.json`` beneath ``LOG_DIR``
 becomes a run in ``--runs-dir`` (one that was imported before is named, not made again), and a
 log that cannot be imported is said, with why, while the others go on. The exit status is 1
 when any log failed.
@@ -45,8 +45,8 @@ def mlab_cmd(
 ) -> None:
     """Import MLAgentBench runs: their steps, actions and workspace copies become labcoat runs
     that can be browsed, scored, reported and forked."""
-    from environments.mlab_import import MlabImportError, find_logs, import_logs
-    from environments.prepare import prepare_task
+    from environments.imports.mlab import MlabImportError, find_logs, import_logs
+    from environments.task.prepare import prepare_task
     from sandbox import SandboxError, resolve_kind
 
     try:

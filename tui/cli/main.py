@@ -5,18 +5,17 @@ from __future__ import annotations
 import json
 
 import typer
+from rich.text import Text
 
 from tui.cli import batch as batch_cmd
 from tui.cli import importing as import_cmd
+from tui.cli import launch as tui_cmd
 from tui.cli import prepare as prepare_cmd
 from tui.cli import report as report_cmd
 from tui.cli import run as run_cmd
 from tui.cli import sandbox as sandbox_cmd
 from tui.cli import scoring as scoring_cmd
 from tui.cli import uplift as uplift_cmd
-from tui.cli import launch as tui_cmd
-from rich.text import Text
-
 from tui.cli.common import (
     JSON_OPT,
     WIDE_OPT,
@@ -64,8 +63,8 @@ import_cmd.register(app)
 @app.command("tasks")
 def tasks_cmd(as_json: bool = JSON_OPT, wide: bool = WIDE_OPT) -> None:
     """List the task suite."""
-    from environments.baselines import known_baseline
-    from environments.suite import list_tasks
+    from environments.scoring.baselines import known_baseline
+    from environments.task.suite import list_tasks
 
     tasks = list_tasks()
     rows = [{

@@ -40,14 +40,14 @@ def prepare_cmd(
     """Prepare a task now (its scripts/prepare.py, in the sandbox) and say where the copy is.
 
     Run it in a terminal to answer what prepare.py asks; its output is shown on stderr as it comes. Runs of the task use the prepared copy from then on."""
-    from environments.prepare import (
+    from environments.task.prepare import (
         files_of,
         is_prepared,
         prepare_task,
         prepared_by_mlagentbench,
     )
-    from environments.suite import resolve_task
-    from environments.task import TaskError
+    from environments.task.spec import TaskError
+    from environments.task.suite import resolve_task
 
     known_task(task)
     kind = isolating(sandbox)

@@ -272,6 +272,7 @@ def runs_report(runs_dir: Path, *, markdown: bool, as_json: bool, wide: bool, pl
 def family_report(run_dir: Path, *, as_json: bool, markdown: bool, diff: bool, wide: bool,
                   full: bool = False) -> None:
     """``labcoat report family RUN_DIR``: the original, its forks, and how they continued."""
+    from environments.record.runs import RunDir
     from environments.reports import dump
     from environments.reports.family import (
         FAMILY_COLUMNS,
@@ -280,7 +281,6 @@ def family_report(run_dir: Path, *, as_json: bool, markdown: bool, diff: bool, w
         load_family,
         member_cells,
     )
-    from environments.runs import RunDir
 
     if not (run_dir / "run.json").exists():
         fail(f"{run_dir}: not a run directory (no run.json)")

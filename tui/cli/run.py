@@ -106,8 +106,8 @@ def run_cmd(
     from agent.factory import AgentConfigError, resolve_choice
     from agent.fork import ForkError, fork_config
     from agent.replay import ReplayError
-    from environments.runs import RunDir
-    from environments.task import TaskError
+    from environments.record.runs import RunDir
+    from environments.task.spec import TaskError
     from sandbox import SandboxError
     from tui.cli.display import hooks_for
 
@@ -125,7 +125,7 @@ def run_cmd(
                                  sandbox=sandbox if "sandbox" in given else None)
         elif resume is not None:
             run = RunDir.open(resume)
-            config, budgets = build(options or {}, ActorConfig.from_meta(run.meta), run.meta.limits)
+            config, budgets = build(options or {}, ActorConfig.from_meta(run.meta), run.meta.budgets)
             begun = session.resume(run, config, budgets,
                                    sandbox=sandbox if _given(ctx, "sandbox") else None)
         else:
@@ -147,7 +147,7 @@ def run_cmd(
         console.print(safe_line(  # the task's folder name and the model string: never markup
             "run ", (run.meta.run_id, "bold"), " on ", (run.meta.task, "bold"),
             f" with {run.meta.model or run.meta.agent} (sandbox {run.meta.sandbox}){origin} → {run.path}"))
-        if begun.note:  # resumed on another backend than it ran on
+        if begun.note:  # resumed on another backend, or told another runtime than its own
             err_console.print(safe_text(begun.note))
     meta = begun.drive(hooks_for(console, quiet=as_json))
     result = {"run_dir": str(run.path), **meta.model_dump()}

@@ -204,7 +204,7 @@ def envs(
 
     Each is built once per requirements, backend and interpreter, and reused by every run of
     a task that declares them; a deleted one is built again when a task next needs it."""
-    from environments.home import labcoat_home
+    from environments.task.home import labcoat_home
     from sandbox import pyenv
     from tui.cli.common import fail
 

@@ -49,8 +49,9 @@ def score_cmd(
     a run that cannot be scored is reported and the others are still scored (exit 1 at the end).
     """
     from agent import session
-    from environments.runs import RunDir
-    from environments.task import TaskError
+    from environments.record.runs import RunDir
+    from environments.task.sandboxing import current_runtime, runtime_note
+    from environments.task.spec import TaskError
 
     use_runtime(python, device)
     if step is not None and all_steps:
@@ -81,6 +82,9 @@ def score_cmd(
                 imp = "" if s.improvement is None else f" ({improvement_text(s)})"
                 err_console.print(safe_text(f"  {run.meta.run_id} step {s.step} [{i}/{n}]: {v}{imp}"))
 
+        told = runtime_note(run.meta.runtime, current_runtime())
+        if told and not as_json:
+            err_console.print(safe_text(f"{run.meta.run_id}: {told}"))
         try:
             scores = session.score(
                 run, step=step, every_step=all_steps, points=points, sandbox=sandbox, progress=progress,
@@ -136,11 +140,17 @@ def baseline_cmd(
     Where the unmodified task cannot run (MLAgentBench's house-price starter is left
     incomplete on purpose), its fixed baseline from MLAgentBench's code is stored instead,
     and said; without one, a clear error."""
-    from environments.baselines import BaselineError, fall_back, measure, store_baseline, summarise
-    from environments.mlagentbench import NO_EVAL
-    from environments.prepare import prepare_task
-    from environments.suite import resolve_task
-    from environments.task import TaskError
+    from environments.scoring.baselines import (
+        BaselineError,
+        fall_back,
+        measure,
+        store_baseline,
+        summarise,
+    )
+    from environments.task.mlagentbench import NO_EVAL
+    from environments.task.prepare import prepare_task
+    from environments.task.spec import TaskError
+    from environments.task.suite import resolve_task
     from sandbox import SandboxError
 
     use_runtime(python, device)
@@ -184,11 +194,11 @@ def check_task_cmd(
     as_json: bool = JSON_OPT,
 ) -> None:
     """Fail unless the task's reference/ beats its baseline by the success threshold."""
-    from environments.prepare import prepare_task
-    from environments.evaluate import error_summary
-    from environments.reference_check import check_reference
-    from environments.suite import resolve_task
-    from environments.task import TaskError
+    from environments.scoring.evaluate import error_summary
+    from environments.scoring.reference_check import check_reference
+    from environments.task.prepare import prepare_task
+    from environments.task.spec import TaskError
+    from environments.task.suite import resolve_task
     from sandbox import SandboxError
 
     try:

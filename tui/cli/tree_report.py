@@ -19,8 +19,8 @@ from pydantic import BaseModel, Field
 from agent.tree.nodes import Node, NodeKind
 from agent.tree.prompts import last_line
 from agent.tree.view import has_tree, regular_file, run_metric, tree_of
+from environments.record.runs import RunDir
 from environments.reports import md_table
-from environments.runs import RunDir
 from tui.cli.common import Col, num
 
 PLAN_WIDTH = 80  # the table's plan column: one line, cut here (--json keeps the whole plan)

@@ -1,6 +1,6 @@
 """The agent's Request Help, shown to the person: its question, a line to answer in.
 
-The run waits meanwhile (``environments.help_request.PersonDesk``). Enter (or Send) answers;
+The run waits meanwhile (``environments.acting.help_request.PersonDesk``). Enter (or Send) answers;
 Escape (or No answer) gives none, and the agent reads that nobody answered. Small enough for an
 80×24 terminal, like :mod:`tui.screens.ask`; the question is the model's text, so it passes the
 terminal sanitiser.

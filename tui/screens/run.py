@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.message import Message  # noqa: E402
 from textual.screen import Screen
 from textual.widgets import (
     Button,
@@ -23,8 +23,12 @@ from textual.widgets import (
 )
 from textual.widgets.option_list import Option
 
+from agent.approval import FINAL_ANSWER, MODES
+
+#: actions an agent's model performs (agent/llm_actions.py's registry); a person's run has none
+from agent.llm_actions import MODEL_ACTIONS  # noqa: E402
 from agent.tree.view import has_tree, node_of, run_metric
-from environments.runs import RunDir, Step
+from environments.record.runs import RunDir, Step
 from tui.messages import (
     ActionFailed,
     HelpRequested,
@@ -33,7 +37,6 @@ from tui.messages import (
     RunScored,
     StepRecorded,
 )
-from agent.approval import FINAL_ANSWER, MODES
 from tui.session import AgentSession, Decision, HumanSession
 from tui.terminal_text import visible
 from tui.widgets.action_form import ActionForm
@@ -46,10 +49,6 @@ from tui.widgets.step_detail import StepDetail
 from tui.widgets.step_list import StepList, StepRow
 from tui.widgets.tree_view import TreeView
 from tui.widgets.workspace import DiffView, WorkspaceView
-
-#: actions an agent's model performs (agent/llm_actions.py's registry); a person's run has none
-from agent.llm_actions import MODEL_ACTIONS  # noqa: E402
-from textual.message import Message  # noqa: E402
 
 #: what each confirm mode does, said when it is switched on (key `m`, the palette)
 MODE_NOTES = {"confirm": "each proposed action waits for you", "yolo": "actions run unasked",

@@ -13,9 +13,9 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Header, Input, Label
 
-from environments.runs import RunDir
-from tui.widgets.footer import KeysFooter
+from environments.record.runs import RunDir
 from tui.terminal_text import safe_text
+from tui.widgets.footer import KeysFooter
 
 RESUMABLE = ("interrupted", "error")
 

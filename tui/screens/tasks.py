@@ -11,11 +11,11 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Button, DataTable, Header, Markdown
 
-from environments.baselines import known_baseline
-from environments.suite import scan_tasks
-from environments.task import TaskSpec
-from tui.widgets.footer import KeysFooter
+from environments.scoring.baselines import known_baseline
+from environments.task.spec import TaskSpec
+from environments.task.suite import scan_tasks
 from tui.terminal_text import safe_text
+from tui.widgets.footer import KeysFooter
 
 
 class TasksScreen(Screen):

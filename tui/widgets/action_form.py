@@ -19,7 +19,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Button, Input, Label, Select, Static, Switch, TextArea
 
-from environments.actions import ActionInputError, ActionSpec, is_long
+from environments.acting.actions import ActionInputError, ActionSpec, is_long
 
 
 def _kind(info: FieldInfo) -> tuple[str, list[Any]]:
@@ -100,7 +100,7 @@ class ActionForm(VerticalScroll):
             elif kind == "choice":
                 yield Select([(str(c), c) for c in choices], value=default if default in choices
                              else Select.BLANK, id=fid)
-            elif kind == "text" and is_long(info):  # marked on the model (environments.actions.LONG)
+            elif kind == "text" and is_long(info):  # marked on the model (environments.acting.actions.LONG)
                 yield TextArea("" if default is None else str(default), id=fid, classes="form-long")
             else:
                 placeholder = {"int": "an integer", "float": "a number", "json": "JSON"}.get(kind, "")

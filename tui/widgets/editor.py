@@ -16,7 +16,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Button, Input, Static, TextArea
 
-from environments.untrusted import UNSAFE
+from environments.untrusted.text import UNSAFE
 from tui.widgets.proposal import current_text
 
 #: the palette entry that opens the editor (not an action of the environment)

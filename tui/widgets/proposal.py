@@ -8,7 +8,7 @@ judge; anything else as its arguments (``args_text``). The body scrolls; the but
 answer it sit above it and stay on screen.
 
 The file as it is now is read as the host (often root) from a workspace a sandboxed process
-may have left links in, so it is read through :class:`environments.safefs.WorkspaceFS`: a
+may have left links in, so it is read through :class:`sandbox.fs.WorkspaceFS`: a
 symlink (the file, or a folder on the way), a FIFO or a device is named, never followed or
 opened, and the action's refusal of it is what the view says; at most ``VIEW_BYTES`` of a
 file are read, and a bigger one's size is said.
@@ -24,8 +24,8 @@ from textual.content import Content
 from textual.widgets import Button, Static
 
 from agent.actor import Proposal
-from environments.low_level import APPEND_FILE, WRITE_FILE
-from environments.safefs import WorkspaceError, WorkspaceFS, refuse_kind, split
+from environments.acting.low_level import APPEND_FILE, WRITE_FILE
+from sandbox.fs import WorkspaceError, WorkspaceFS, refuse_kind, split
 from tui.terminal_text import visible
 from tui.widgets.code_view import CodeView
 from tui.widgets.step_detail import args_text

@@ -8,8 +8,8 @@ import json
 from textual.content import Content
 from textual.widgets import Static
 
-from environments.runs import RunDir
-from environments.scoring import Score
+from environments.record.runs import RunDir
+from environments.scoring.score import Score
 from tui.scoring import curve, score_line
 from tui.terminal_text import visible
 from tui.widgets.plot import ascii_plot

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from environments.runs import Budgets, RunMeta
+from environments.record.runs import Budgets, RunMeta
 from tui.cli.display import clock, count, isolation_mark
 from tui.terminal_text import visible
 
@@ -17,7 +17,7 @@ def status_text(meta: RunMeta, paused: bool = False, busy: str = "") -> Content:
     (the run's wall clock less its pauses, as the ``max_time`` budget counts it; an ended run
     has none). ``busy`` names the action by hand running now, in place of the state."""
     t = meta.totals
-    limits = Budgets.model_validate(meta.limits or {})  # a meta copied with plain limits too
+    limits = Budgets.model_validate(meta.budgets or {})  # a meta copied with plain limits too
     max_steps = limits.max_steps or "∞"
     live = meta.status in ("created", "running")
     state = "paused" if paused and meta.status == "running" else meta.status

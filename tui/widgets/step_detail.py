@@ -15,7 +15,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from environments.runs import Step
+from environments.record.runs import Step
 from tui.terminal_text import visible
 
 REASONING = ["Reflection", "Research Plan and Status", "Fact Check", "Thought"]

@@ -22,8 +22,8 @@ from textual.widgets.tree import TreeNode
 from agent.tree.nodes import Node
 from agent.tree.prompts import last_line
 from agent.tree.view import RunTree, tree_of
-from environments.runs import RunDir, Step
-from environments.snapshots import SnapshotError
+from environments.record.runs import RunDir, Step
+from environments.record.snapshots import SnapshotError
 from tui.terminal_text import visible
 from tui.widgets.code_view import CodeView
 from tui.widgets.workspace import file_diff

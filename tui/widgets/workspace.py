@@ -9,8 +9,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Tree
 
-from environments.runs import RunDir
-from environments.snapshots import SnapshotError
+from environments.record.runs import RunDir
+from environments.record.snapshots import SnapshotError
 from tui.terminal_text import safe_text
 from tui.widgets.code_view import CodeView
 
