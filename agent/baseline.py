@@ -46,6 +46,7 @@ from environments.acting.actions import ActionSpec
 from environments.acting.environment import Environment
 from environments.acting.low_level import ExecuteArgs, FinalAnswerArgs, WriteFileArgs
 from environments.acting.observation import Observation, last_lines
+from environments.acting.paths import PathRefused
 from environments.acting.validation import VALIDATE, ValidateArgs
 from environments.record.runs import Step
 from environments.task.spec import TaskSpec
@@ -266,8 +267,8 @@ class HParamAgent(BaseActor):
     # --- what to run, what it writes, what to tune ------------------------------------------------
 
     def plan(self, env: Environment) -> Plan:
-        task, fs = env.task, env.guard.fs
-        exists = lambda rel: fs.kind(rel) == "file"  # noqa: E731
+        task = env.task
+        exists = lambda rel: _kind(env, rel) == "file"  # noqa: E731
         named = [s for s in scripts_named(task) if exists(s)]
         solve = [s for s in task.solve if s.endswith(".py") and exists(s)]
         start = next(iter(solve + named + [s for s in DEV_SCRIPTS if exists(s)]), None)
@@ -281,16 +282,16 @@ class HParamAgent(BaseActor):
             # not named by the script)
             source = _source(env, start)
             plan.outputs = [f for f in dict.fromkeys(NAMED_FILE.findall(task.research_problem))
-                            if fs.kind(f) is None and f in source]
+                            if _kind(env, f) is None and f in source]
         plan.knobs, plan.why_no_knobs = self.knobs(env, start, plan.notes)
         return plan
 
     def knobs(self, env: Environment, start: str | None, notes: list[str]) -> tuple[list[Knob], str]:
-        task, fs = env.task, env.guard.fs
+        task = env.task
         if task.hparams:
             out = []
             for h in task.hparams:
-                if fs.kind(h.file) != "file":
+                if _kind(env, h.file) != "file":
                     notes.append(f"[[hparams]] {h.name}: no file {h.file}")
                     continue
                 src = _source(env, h.file)
@@ -313,8 +314,8 @@ class HParamAgent(BaseActor):
         if task.solve:
             files = [s for s in task.solve if s.endswith(".py")]
         else:
-            files = [e.name for e in fs.listdir(".") if e.name.endswith(".py") and e.kind == "file"]
-        files = [f for f in files if fs.kind(f) == "file" and not task.is_read_only(f)]
+            files = [name for name, kind in env.list_folder(".") if name.endswith(".py") and kind == "file"]
+        files = [f for f in files if _kind(env, f) == "file" and not task.is_read_only(f)]
         out = []
         for f in files:
             try:
@@ -419,115 +420,200 @@ class HParamAgent(BaseActor):
     # --- the search, as a generator of proposals (each sees self.last afterwards) ---------------
 
     def search(self, env: Environment) -> Generator[Proposal, None, None]:
+        """Every way the run ends, early or after its trials, is one Final Answer saying why."""
+        try:
+            text = yield from self._search(env)
+        except _Ended as ended:
+            text = str(ended)
+        yield self.final(text)
+
+    def _search(self, env: Environment) -> Generator[Proposal, None, str]:
         plan = self.plan(env)
-        if plan.start is None:
-            yield self.final("found no script to run (no solve in task.toml, no `python X.py` in the "
-                             "research problem, no run_dev.py or train.py); left the workspace as is.")
-            return
+        submitted = yield from self.submit_start(env, plan)
+        knobs = self.knobs_in_order(plan, submitted)
+        search = yield from self.measure_start(env, plan, submitted)
+        while any(search.todo.values()):
+            for knob in knobs:  # round robin: one trial per knob per round
+                value = self.next_value(env, search, knob)
+                if value is not None:
+                    yield from self.trial(env, search, knob, value)
+        yield from self.leave_best(search)
+        return self.report(env, search)
+
+    def submit_start(self, env: Environment, plan: Plan) -> Generator[Proposal, None, str]:
+        """Run the starting script: whatever the search does later, the run has a submission
+        (or says why not). Returns what the Final Answer says of it."""
         script = plan.start
+        if script is None:
+            raise _Ended("found no script to run (no solve in task.toml, no `python X.py` in the "
+                         "research problem, no run_dev.py or train.py); left the workspace as is.")
         yield proposal(ExecuteArgs(script_name=script), trial="start")
         if self.rejected:
-            yield self.final(f"the reviewer rejected running the starting script {script}; "
-                             "nothing was run, the workspace is as it was.")
-            return
+            raise _Ended(f"the reviewer rejected running the starting script {script}; "
+                         "nothing was run, the workspace is as it was.")
         if self.last.error:
-            yield self.final(f"the starting script {script} failed ({tail(self.last)}); left the "
-                             "workspace as is, without a search.")
-            return
-        missing = [f for f in plan.outputs if env.guard.fs.kind(f) != "file"]
+            raise _Ended(f"the starting script {script} failed ({tail(self.last)}); left the "
+                         "workspace as is, without a search.")
+        missing = [f for f in plan.outputs if _kind(env, f) != "file"]
         if missing:
-            yield self.final(f"the starting script {script} ran but wrote no {', '.join(missing)}, "
-                             f"which the task's problem names as what it writes (its output: "
-                             f"{tail(self.last)}); left the workspace as is.")
-            return
-        slowest = self.last.seconds
-        submitted = (f"ran {script}; its result ({', '.join(plan.outputs)}) is submitted" if plan.outputs
-                     else f"ran {script}; the workspace's code is the submission" if not env.task.solve
-                     else f"ran {script}; its result is submitted")
-        knobs = plan.knobs
-        if not knobs:
-            yield self.final(f"{submitted}. No search: found no tunable numbers "
-                             f"({plan.why_no_knobs}){_notes(plan)}.")
-            return
+            raise _Ended(f"the starting script {script} ran but wrote no {', '.join(missing)}, "
+                         f"which the task's problem names as what it writes (its output: "
+                         f"{tail(self.last)}); left the workspace as is.")
+        if plan.outputs:
+            return f"ran {script}; its result ({', '.join(plan.outputs)}) is submitted"
+        if not env.task.solve:
+            return f"ran {script}; the workspace's code is the submission"
+        return f"ran {script}; its result is submitted"
+
+    def knobs_in_order(self, plan: Plan, submitted: str) -> list[Knob]:
+        """The knobs in the round robin's order, which the run's seed shuffles: runs with
+        different seeds should try different settings first, as a search's seed makes them."""
+        if not plan.knobs:
+            raise _Ended(f"{submitted}. No search: found no tunable numbers "
+                         f"({plan.why_no_knobs}){_notes(plan)}.")
         if self.seed:
-            random.Random(self.seed).shuffle(knobs)
+            random.Random(self.seed).shuffle(plan.knobs)
+        return plan.knobs
+
+    def measure_start(self, env: Environment, plan: Plan, submitted: str
+                      ) -> Generator[Proposal, None, Search]:
+        """The starting version's number, without which no trial could be compared."""
+        slowest = self.last.seconds  # the starting script's run, the last step taken
+        knobs = plan.knobs
         started_at = time.monotonic()
         how, best, direction = yield from self.how_to_measure(env, plan)
         slowest += time.monotonic() - started_at if how in ("dev", "validation") else 0.0
         if best is None:
-            yield self.final(f"{submitted}. No search over {', '.join(k.name for k in knobs)}: no way to "
-                             f"compare versions ({_notes(plan).lstrip('; ')}), so it kept the first "
-                             "working version.")
+            raise _Ended(f"{submitted}. No search over {', '.join(k.name for k in knobs)}: no way to "
+                         f"compare versions ({_notes(plan).lstrip('; ')}), so it kept the first "
+                         "working version.")
+        search = Search(plan, submitted, how, direction, start_score=best, best=best, slowest=slowest,
+                        setting={k.name: k.value for k in knobs},
+                        sources={k.file: _source(env, k.file) for k in knobs},
+                        todo={k.name: [sorted(v for v in k.candidates if v > k.value),
+                                       sorted((v for v in k.candidates if v < k.value), reverse=True)]
+                              for k in knobs})
+        self.log.append(f"start: {search.setting} -> {best:g}")
+        return search
+
+    def next_value(self, env: Environment, search: Search, knob: Knob) -> float | int | None:
+        """The knob's next value, or None once its line search is over. A trial that would not
+        fit in the time, steps or validations left is never begun: half a trial measures nothing."""
+        sides = search.todo[knob.name]
+        while sides and not sides[0]:
+            sides.pop(0)
+        if (not sides or not self.time_for_a_trial(env, search.slowest, search.steps_per_trial)
+                or (search.how == "validation" and self.validations_left < 1)):
+            search.todo[knob.name] = []
+            return None
+        return sides[0].pop(0)
+
+    def trial(self, env: Environment, search: Search, knob: Knob, value: float | int
+              ) -> Generator[Proposal, None, None]:
+        """One number changed from the best version (other files put back first), so that what
+        the score does is that number's doing. A step the reviewer rejects never ran: the trial
+        ends there, unjudged, and is logged as not tried."""
+        search.tried += 1
+        yield from self.restore_others(search, knob.file)
+        edited = set_value(search.sources[knob.file], knob, value)
+        yield proposal(WriteFileArgs(file_name=knob.file, content=edited), WRITE, trial={knob.name: value})
+        if self.rejected:  # never written, never run: not a trial
+            self.log.append(f"{knob.name}={value!r} rejected by the reviewer, not tried")
             return
-        start_score, setting = best, {k.name: k.value for k in knobs}
-        self.log.append(f"start: {setting} -> {best:g}")
-        sources = {k.file: _source(env, k.file) for k in knobs}
-        steps_per_trial = 2 + (how == "dev") + (how == "validation")
-        last_is_best, dirty, tried = True, set(), 0
-        # per knob: the values still to try, upwards first, then downwards (a line search each)
-        plans = {k.name: [sorted(v for v in k.candidates if v > k.value),
-                          sorted((v for v in k.candidates if v < k.value), reverse=True)] for k in knobs}
-        while any(plans.values()):
-            for knob in knobs:  # round robin: one trial per knob per round
-                sides = plans[knob.name]
-                while sides and not sides[0]:
-                    sides.pop(0)
-                if (not sides or not self.time_for_a_trial(env, slowest, steps_per_trial)
-                        or (how == "validation" and self.validations_left < 1)):
-                    plans[knob.name] = []
-                    continue
-                value = sides[0].pop(0)
-                tried += 1
-                for other in sorted(dirty - {knob.file}):  # put back the best version of other files
-                    yield proposal(WriteFileArgs(file_name=other, content=sources[other]), WRITE, trial="restore")
-                    if not self.rejected:
-                        dirty.discard(other)
-                trial = set_value(sources[knob.file], knob, value)
-                yield proposal(WriteFileArgs(file_name=knob.file, content=trial), WRITE, trial={knob.name: value})
-                if self.rejected:  # never written, never run: not a trial
-                    self.log.append(f"{knob.name}={value!r} rejected by the reviewer, not tried")
-                    continue
-                dirty.add(knob.file)
-                last_is_best = False  # the workspace now differs from the best version
-                began = time.monotonic()
-                yield proposal(ExecuteArgs(script_name=script), trial={knob.name: value})
-                if self.rejected:
-                    self.log.append(f"{knob.name}={value!r} rejected by the reviewer, not tried")
-                    continue
-                score = None if self.last.error else (yield from self.measure(env, plan, how, {knob.name: value}))
-                if self.rejected:
-                    self.log.append(f"{knob.name}={value!r}: its measurement was rejected, not compared")
-                    continue
-                slowest = max(slowest, time.monotonic() - began if how in ("dev", "validation")
-                              else self.last.seconds)
-                self.log.append(f"{knob.name}={value!r} -> {score if score is not None else 'failed'}")
-                last_is_best = score is not None and (score - best) * direction > 0
-                if last_is_best:  # keep it, and keep walking this way
-                    best, setting[knob.name] = score, value
-                    sources[knob.file], dirty = trial, set()
-                    if len(sides) == 2:
-                        sides.pop()  # improving upwards: no need to try downwards
-                else:  # this way stops helping: the other side, or this knob is done
-                    sides.pop(0)
-                    if setting[knob.name] != knob.value:
-                        sides.clear()
-        if not last_is_best:
-            for file in sorted(dirty):
-                yield proposal(WriteFileArgs(file_name=file, content=sources[file]), WRITE, trial="best")
-            yield proposal(ExecuteArgs(script_name=script), trial="best")
+        search.dirty.add(knob.file)
+        search.last_is_best = False  # the workspace now differs from the best version
+        began = time.monotonic()
+        yield proposal(ExecuteArgs(script_name=search.plan.start), trial={knob.name: value})
+        if self.rejected:
+            self.log.append(f"{knob.name}={value!r} rejected by the reviewer, not tried")
+            return
+        score = None if self.last.error else (
+            yield from self.measure(env, search.plan, search.how, {knob.name: value}))
+        if self.rejected:
+            self.log.append(f"{knob.name}={value!r}: its measurement was rejected, not compared")
+            return
+        search.slowest = max(search.slowest, time.monotonic() - began if search.how in ("dev", "validation")
+                             else self.last.seconds)
+        self.log.append(f"{knob.name}={value!r} -> {score if score is not None else 'failed'}")
+        search.judge(knob, value, score, edited)
+
+    def restore_others(self, search: Search, file: str) -> Generator[Proposal, None, None]:
+        """Put back the best version of the other files, so that a trial differs from the best
+        version in its one number only."""
+        for other in sorted(search.dirty - {file}):
+            yield proposal(WriteFileArgs(file_name=other, content=search.sources[other]), WRITE,
+                           trial="restore")
+            if not self.rejected:
+                search.dirty.discard(other)
+
+    def leave_best(self, search: Search) -> Generator[Proposal, None, None]:
+        """The best version back in the workspace, re-run so that its outputs are its own."""
+        if search.last_is_best:
+            return
+        for file in sorted(search.dirty):
+            yield proposal(WriteFileArgs(file_name=file, content=search.sources[file]), WRITE, trial="best")
+        yield proposal(ExecuteArgs(script_name=search.plan.start), trial="best")
+
+    def report(self, env: Environment, search: Search) -> str:
+        """The Final Answer of a search that ran, with every trial in it: a person sees what
+        was tried and why it stopped, not only what won."""
+        plan, script = search.plan, search.plan.start
         dev = plan.dev[0] if plan.dev else script
-        if not tried:
+        if not search.tried:
             plan.notes.append(f"no trial fit in what the run's budget or the agent's deadline left "
-                              f"(a version takes {slowest:.0f} s to run and measure; a trial needs "
+                              f"(a version takes {search.slowest:.0f} s to run and measure; a trial needs "
                               "twice that)")
         measured = {"printed": f"{env.task.metric} as {script} prints it",
                     "proxy": f"the mean line {script} prints", "dev": f"what {dev} prints",
-                    "validation": f"validation {env.task.metric} (Validate Submission)"}[how]
-        yield self.final(f"{submitted}; best setting {setting}: {measured} {best:g}, from "
-                         f"{start_score:g} unchanged{_notes(plan)}. Trials: " + "; ".join(self.log))
+                    "validation": f"validation {env.task.metric} (Validate Submission)"}[search.how]
+        return (f"{search.submitted}; best setting {search.setting}: {measured} {search.best:g}, from "
+                f"{search.start_score:g} unchanged{_notes(plan)}. Trials: " + "; ".join(self.log))
 
     def final(self, text: str) -> Proposal:
         return proposal(FinalAnswerArgs(final_answer=f"Hyperparameter search baseline: {text}"))
+
+
+class _Ended(Exception):
+    """The search ends before its trials; the message is its Final Answer (why it ended)."""
+
+
+@dataclass
+class Search:
+    """A search under way: the best version found so far and what is left to try."""
+
+    plan: Plan
+    submitted: str  # what the Final Answer says of the starting version
+    how: str  # how a version is measured (HParamAgent.measure)
+    direction: int  # 1: higher is better, -1: lower
+    start_score: float
+    best: float
+    slowest: float  # seconds the slowest version took to run and measure
+    setting: dict[str, float | int]  # the best version's value of each knob
+    sources: dict[str, str]  # the best version of each file a knob is in
+    # per knob: the values still to try, upwards first, then downwards (a line search each)
+    todo: dict[str, list[list[float | int]]]
+    dirty: set[str] = field(default_factory=set)  # files the workspace has in another version
+    last_is_best: bool = True  # the workspace's outputs are the best version's
+    tried: int = 0
+
+    @property
+    def steps_per_trial(self) -> int:
+        return 2 + (self.how == "dev") + (self.how == "validation")
+
+    def judge(self, knob: Knob, value: float | int, score: float | None, edited: str) -> None:
+        """Keep a better version and walk on the same way; else this way has stopped helping:
+        turn to the other way, or end the knob's line search once its value has moved."""
+        sides = self.todo[knob.name]
+        self.last_is_best = score is not None and (score - self.best) * self.direction > 0
+        if self.last_is_best:
+            self.best, self.setting[knob.name] = score, value
+            self.sources[knob.file], self.dirty = edited, set()
+            if len(sides) == 2:
+                sides.pop()  # improving upwards: no need to try downwards
+        else:
+            sides.pop(0)
+            if self.setting[knob.name] != knob.value:
+                sides.clear()
 
 
 def _notes(plan: Plan) -> str:
@@ -542,6 +628,15 @@ SOURCE_LIMIT = 4 << 20
 
 
 def _source(env: Environment, rel: str) -> str:
-    """A script of the workspace, read the one race-proof way (the sandbox may still be
-    swapping names while the baseline plans its search)."""
-    return env.guard.fs.read(rel, SOURCE_LIMIT)[0].decode("utf-8", "replace")
+    """A script of the workspace, read through the Environment, which waits for any command
+    to end (the sandbox may still be swapping names while the baseline plans its search)."""
+    return env.read_text(rel, SOURCE_LIMIT)
+
+
+def _kind(env: Environment, rel: str) -> str | None:
+    """What ``rel`` is in the workspace; None for a name the guard refuses too (a research
+    problem's ``python ../x.py`` names no script of the workspace)."""
+    try:
+        return env.file_kind(rel)
+    except PathRefused:
+        return None

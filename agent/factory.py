@@ -9,6 +9,7 @@ before the run starts.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,6 @@ from agent.models.providers import (
 )
 from agent.replay import ReplayActor
 
-AGENTS = ("research", "tree", "baseline", "langchain", "replay")
 BASELINE = "baseline/hparam"
 
 
@@ -42,6 +42,8 @@ def default_model() -> tuple[str, str | None]:
 
 def resolve_choice(agent: str | None, model: str | None, actions: Path | str | None) -> tuple[str, str | None]:
     """(agent, model) after defaults: what run.json records."""
+    if agent == "human":  # a person acts through the TUI's forms: no model
+        return agent, None
     if agent is None and actions is not None:
         return "replay", None
     if agent in (None, "research", "tree", "baseline") and model is None:
@@ -74,13 +76,12 @@ def parsed(model: str, what: str = "--model") -> ModelRef:
 
 
 def make_actor(config: ActorConfig | str | None = None, **fields: Any) -> Actor:
-    """The actor ``config`` describes (see the module docstring for the defaults).
+    """The actor ``config`` describes (see the module docstring for the defaults), built by
+    its kind's row of :data:`BUILDERS`.
 
     ``make_actor("research", model=M)`` is short for ``make_actor(ActorConfig(kind="research",
     model=M))``; an unknown field is an error, never ignored.
     """
-    from agent.models import make_model
-
     if not isinstance(config, ActorConfig):
         try:
             config = ActorConfig(kind=config, **{k: str(v) if isinstance(v, Path) else v
@@ -90,45 +91,79 @@ def make_actor(config: ActorConfig | str | None = None, **fields: Any) -> Actor:
     elif fields:
         raise AgentConfigError("make_actor takes an ActorConfig or fields, not both")
     config = resolve(config)
-    agent, model = config.kind, config.model
-    if agent == "replay":
-        if config.actions is None:
-            raise AgentConfigError("--agent replay needs --actions FILE.jsonl")
-        return ReplayActor.from_file(Path(config.actions))
-    if agent == "baseline":
-        return _baseline(model or BASELINE, config.seed)
-    if agent == "human":
-        raise AgentConfigError("the human actor is the TUI's; it is not built here")
-    if model is None:
-        raise AgentConfigError(f"--agent {agent} needs --model")
-    ref = parsed(model)
     try:
-        if agent == "langchain":
-            from agent.langchain_agent import LangChainAgent
-            from agent.models.langchain_model import LangChainModel
-
-            main = make_model(ref)
-            if not isinstance(main, LangChainModel):
-                raise AgentConfigError("--agent langchain needs --model langchain/<module:Class>?...")
-            return LangChainAgent(main)
-        if ref.provider == "baseline":
-            raise AgentConfigError(f"{model} is the no-LLM agent; use it without --agent {agent}")
-        if agent == "tree":
-            from agent.tree.agent import TreeAgent
-
-            main = make_model(seeded(whole_scripts(ref), config.seed))
-            return TreeAgent(main, config.tree, format_retries=config.context.format_retries)
-        from agent.research import ResearchAgent
-
-        shared: dict = {}
-        fast_ref = parsed(config.fast_model, "--fast-model") if config.fast_model else parsed(default_fast(model))
-        main = make_model(seeded(ref, config.seed), shared=shared)
-        fast = make_model(seeded(fast_ref, config.seed), shared=shared)
-        edit = (make_model(seeded(parsed(config.edit_model, "--edit-model"), config.seed), shared=shared)
-                if config.edit_model else main)
-        return ResearchAgent(main, fast, edit, mode=config.mode, settings=config.context)
+        return BUILDERS[config.kind](config)
     except ModelConfigError as err:
         raise AgentConfigError(str(err)) from err
+
+
+def _model(config: ActorConfig) -> ModelRef:
+    """The config's main model, parsed once here; an agent that needs one and has none is told."""
+    if config.model is None:
+        raise AgentConfigError(f"--agent {config.kind} needs --model")
+    ref = parsed(config.model)
+    if ref.provider == "baseline" and config.kind != "baseline":
+        raise AgentConfigError(f"{config.model} is the no-LLM agent; use it without --agent {config.kind}")
+    return ref
+
+
+def _replay(config: ActorConfig) -> Actor:
+    if config.actions is None:
+        raise AgentConfigError("--agent replay needs --actions FILE.jsonl")
+    return ReplayActor.from_file(Path(config.actions))
+
+
+def _human(config: ActorConfig) -> Actor:
+    """A person at the TUI: proposals come from its forms (``agent.human``)."""
+    from agent.human import HumanActor
+
+    return HumanActor()
+
+
+def _langchain(config: ActorConfig) -> Actor:
+    from agent.langchain_agent import LangChainAgent
+    from agent.models import make_model
+    from agent.models.langchain_model import LangChainModel
+
+    main = make_model(_model(config))
+    if not isinstance(main, LangChainModel):
+        raise AgentConfigError("--agent langchain needs --model langchain/<module:Class>?...")
+    return LangChainAgent(main)
+
+
+def _tree(config: ActorConfig) -> Actor:
+    from agent.models import make_model
+    from agent.tree.agent import TreeAgent
+
+    main = make_model(seeded(whole_scripts(_model(config)), config.seed))
+    return TreeAgent(main, config.tree, format_retries=config.context.format_retries)
+
+
+def _research(config: ActorConfig) -> Actor:
+    from agent.models import make_model
+    from agent.research import ResearchAgent
+
+    ref, shared = _model(config), {}
+    fast_ref = (parsed(config.fast_model, "--fast-model") if config.fast_model
+                else parsed(default_fast(config.model)))
+    main = make_model(seeded(ref, config.seed), shared=shared)
+    fast = make_model(seeded(fast_ref, config.seed), shared=shared)
+    edit = (make_model(seeded(parsed(config.edit_model, "--edit-model"), config.seed), shared=shared)
+            if config.edit_model else main)
+    return ResearchAgent(main, fast, edit, mode=config.mode, settings=config.context)
+
+
+BUILDERS: dict[str, Callable[[ActorConfig], Actor]] = {
+    "research": _research,
+    "tree": _tree,
+    "baseline": lambda config: _baseline(config.model or BASELINE, config.seed),
+    "langchain": _langchain,
+    "replay": _replay,
+    "human": _human,
+}
+"""Each actor kind's builder: a new kind of agent is one row (and one ``Kind`` literal)."""
+AGENTS = tuple(kind for kind in BUILDERS if kind != "human")
+"""The kinds a command line may name (a person acts through the TUI)."""
 
 
 #: the tree agent's reply is a whole solve script: the local model's default reply length (768

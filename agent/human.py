@@ -13,11 +13,10 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
-from agent.actor import BaseActor, Proposal, StoppedWhileWaiting
-from agent.runner import RunHooks, create_run, drive
+from agent.actor import Actor, BaseActor, Proposal, StoppedWhileWaiting
+from agent.runner import RunHooks, drive
 from environments.acting.actions import ActionSpec
 from environments.acting.environment import Environment
 from environments.acting.observation import Observation
@@ -139,10 +138,14 @@ class HumanRun(RunHooks):
     already ended). Budgets apply as to any actor, so a step can end the run (``ended``).
     """
 
-    def __init__(self, run: RunDir, task: TaskSpec) -> None:
+    def __init__(self, run: RunDir, task: TaskSpec, actor: Actor | None = None) -> None:
+        """``actor``: the one :mod:`agent.session` built when it began, resumed or forked the
+        run by hand (``ActorConfig(kind="human")``)."""
+        if actor is not None and not isinstance(actor, HumanActor):
+            raise TypeError(f"{run.meta.run_id} is not a run by hand (its actor is {actor.kind})")
         self.run = run
         self.task = task
-        self.actor = HumanActor()
+        self.actor = actor or HumanActor()
         self._close_as: tuple[RunStatus, str] | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._drive, daemon=True,
@@ -153,12 +156,6 @@ class HumanRun(RunHooks):
             self._thread.join()
             raise self._error or RunOver(self.actor.ended_message())
         self.env: Environment = self.actor.env
-
-    @classmethod
-    def start(cls, task_ref: str | Path, runs_dir: Path, sandbox: str = "auto") -> Self:
-        """A new run of ``task_ref`` by hand (``run.json``: actor and agent ``human``)."""
-        run, task = create_run(task_ref, HumanActor(), runs_dir, sandbox=sandbox, agent="human")
-        return cls(run, task)
 
     def _drive(self) -> None:
         try:

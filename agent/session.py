@@ -1,8 +1,10 @@
 """One owner of a run's lifecycle: begin it (start, resume, fork), drive it, score it.
 
 Every front end that runs an actor begins the run here: ``labcoat run`` (``tui/cli/run.py``),
-the TUI (``LabcoatApp.start_agent`` and ``resume_run``, in their worker threads) and a batch's
-unit of work (:func:`agent.batch.run_combo`). Each calls one of :func:`start`, :func:`resume`
+the TUI (``LabcoatApp.start_agent``, ``start_human``, ``resume_run`` and a fork by hand, in
+their worker threads) and a batch's unit of work (:func:`agent.batch.run_combo`). A person's
+run is one more kind (``ActorConfig(kind="human")``: the factory builds a ``HumanActor``, which
+the TUI's ``HumanSession`` then feeds from its forms). Each calls one of :func:`start`, :func:`resume`
 or :func:`fork` with the typed configuration (:class:`~agent.config.ActorConfig`,
 :class:`~environments.record.runs.Budgets`), gets a :class:`Session` (the run directory, its task,
 the actor; nothing has acted yet), drives it with its own :class:`~agent.runner.RunHooks`
@@ -14,8 +16,9 @@ directory) before its worker drives it; the CLI prints the run's name in between
 What one kind of actor needs done with the run's files is that actor's own hook, not a test
 of its kind here or in a front end: an actor may define ``on_created(run)``, called once its
 run directory exists and before anything acts (the replay actor keeps its actions file there,
-:meth:`agent.replay.ReplayActor.on_created`); resuming or continuing a replay reads its kept
-file (:func:`agent.replay.with_kept_actions`).
+:meth:`agent.replay.ReplayActor.on_created`; :class:`agent.actor.BaseActor` gives every actor a
+default); resuming or continuing a replay reads its kept file
+(:func:`agent.replay.with_kept_actions`).
 """
 
 from __future__ import annotations

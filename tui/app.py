@@ -147,17 +147,20 @@ class LabcoatApp(App):
     # Starting runs: preparing a task can take a while, so it happens in a worker thread.
     @work(thread=True, exclusive=True, group="start")
     def start_human(self, task: str) -> None:
+        from agent import session
+        from agent.config import ActorConfig
         from tui.screens.run import RunScreen
         from tui.session import HumanSession
 
         self.call_from_thread(self.notify, f"preparing {task}…", markup=False)
         try:
-            session = HumanSession.start(task, self.runs_dir, self.sandbox)
+            begun = session.start(task, ActorConfig(kind="human"), None, self.runs_dir, sandbox=self.sandbox)
+            by_hand = HumanSession(begun.run, begun.task, begun.actor)
         except Exception as err:  # noqa: BLE001 - shown to the person, the app stays up
             self.call_from_thread(self.notify, f"cannot start {task}: {err}", severity="error",
                                   markup=False)
             return
-        self.call_from_thread(self.push_screen, RunScreen(session.run, human=session))
+        self.call_from_thread(self.push_screen, RunScreen(by_hand.run, human=by_hand))
 
     @work(thread=True, exclusive=True, group="start")
     def resume_run(self, run_path: Path) -> None:
@@ -171,14 +174,13 @@ class LabcoatApp(App):
         from tui.session import AgentSession, HumanSession
 
         try:
-            run = RunDir.open(run_path)
-            if run.meta.actor == "human":
-                screen = RunScreen(run, human=HumanSession(run, run.task()))
+            begun = session.resume(RunDir.open(run_path))
+            if begun.run.meta.actor == "human":
+                screen = RunScreen(begun.run, human=HumanSession(begun.run, begun.task, begun.actor))
             else:
-                begun = session.resume(run)
-                review = ReviewSettings.load(run.path) or False  # reviewed as it was started
-                screen = RunScreen(run, agent=AgentSession(begun.run, begun.task, begun.actor,
-                                                           confirm=review))
+                review = ReviewSettings.load(begun.run.path) or False  # reviewed as it was started
+                screen = RunScreen(begun.run, agent=AgentSession(begun.run, begun.task, begun.actor,
+                                                                 confirm=review))
         except Exception as err:  # noqa: BLE001 - shown to the person, the app stays up
             self.call_from_thread(self.notify, f"cannot resume {Path(run_path).name}: {err}",
                                   severity="error", markup=False)

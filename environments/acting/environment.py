@@ -162,6 +162,33 @@ class Environment:
         except SnapshotError as err:
             raise ActionFailed(str(err)) from err
 
+    # --- what an actor may read of the workspace between its steps ------------------------------
+    # An actor that plans from the files (the baseline agent) reads them here, never through
+    # ``guard.fs``: its paths pass the same guard as an action's, and the reads wait for any
+    # command of the sandbox to end, so a script still renaming files cannot race them.
+
+    def read_text(self, name: str, limit: int) -> str:
+        """The first ``limit`` bytes of the regular file ``name`` as text (bad UTF-8 replaced);
+        :class:`~sandbox.fs.WorkspaceError` for a refused path, a missing file or anything but
+        a regular file (a symlink is never followed)."""
+        rel = self.guard.relative(name)
+        with self.sandbox.files() as fs:
+            return fs.read(rel, limit)[0].decode("utf-8", "replace")
+
+    def file_kind(self, name: str) -> str | None:
+        """What ``name`` is (``file``, ``dir``, ``symlink``, ...: :func:`sandbox.fs.kind_of`),
+        by ``lstat``; None when missing; :class:`~environments.acting.paths.PathRefused` for a
+        path the guard refuses."""
+        rel = self.guard.relative(name)
+        with self.sandbox.files() as fs:
+            return fs.kind(rel)
+
+    def list_folder(self, name: str = ".") -> list[tuple[str, str]]:
+        """(entry name, its kind as :meth:`file_kind` says) for folder ``name``, sorted by name."""
+        rel = self.guard.relative(name)
+        with self.sandbox.files() as fs:
+            return [(e.name, e.kind) for e in fs.listdir(rel)]
+
     def register(self, spec: ActionSpec) -> None:
         """Add an action (the agent adds its LLM-backed ones); the name must be new."""
         if spec.name in self.actions:

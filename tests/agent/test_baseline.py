@@ -104,6 +104,16 @@ def test_without_numbers_it_still_runs_and_submits_the_start(tmp_path):
     assert "ran train.py" in meta.final_answer and "no tunable numbers" in meta.final_answer
 
 
+def test_a_script_named_outside_the_workspace_is_no_starting_script(tmp_path):
+    """The research problem's paths are read like an actor's: one the guard refuses names no
+    script of the workspace (it once ended the run with an error)."""
+    task = write_task(tmp_path / "toy", files={
+        "env/train.py": SCRIPT, "scripts/research_problem.txt": "Run python ../evil.py, then python /abs/x.py."})
+    run, _, meta = episode(task, tmp_path, "baseline/hparam")
+    assert meta.status == "finished" and "WIDTH': 8" in meta.final_answer
+    assert run.steps()[0].args["script_name"] == "train.py"
+
+
 QUIET = """WIDTH = 2
 open("result.txt", "w").write(str(10 - abs(WIDTH - 8)))
 print("done")

@@ -7,7 +7,9 @@ import threading
 
 import pytest
 
+from agent import session
 from agent.actor import Proposal, StoppedWhileWaiting
+from agent.config import ActorConfig
 from agent.human import HumanActor, HumanRun, RunOver
 from agent.replay import ReplayActor
 from agent.runner import Budgets, create_run, drive
@@ -22,11 +24,8 @@ ACTIONS = [
 
 
 def open_human(task, tmp_path, budgets: Budgets | None = None) -> HumanRun:
-    if budgets is None:
-        return HumanRun.start(task, tmp_path / "runs", "local")
-    run, spec = create_run(task, HumanActor(), tmp_path / "runs", sandbox="local", agent="human",
-                           budgets=budgets)
-    return HumanRun(run, spec)
+    begun = session.start(task, ActorConfig(kind="human"), budgets, tmp_path / "runs", sandbox="local")
+    return HumanRun(begun.run, begun.task, begun.actor)
 
 
 def test_a_person_s_episode_is_recorded_like_a_replay_of_the_same_actions(tiny_task, tmp_path):

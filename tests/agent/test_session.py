@@ -100,10 +100,10 @@ def test_one_function_scores_a_run_folder_and_every_front_end_uses_it():
 
 
 def test_agent_runs_begin_in_the_session():
-    """``create_run``/``fork_run`` are called by the session alone, and by the two places that
-    begin a person's run (the TUI's by-hand run and fork: a person, not a configured actor)."""
+    """``create_run``/``fork_run`` are called by the session alone: a person's runs too (the
+    factory builds the human actor like any other)."""
     begins = {rel for rel, tree in _sources().items() if {"create_run", "fork_run"} & _called(tree)}
-    assert begins == {"agent/session.py", "agent/human.py", "tui/screens/run.py"}
+    assert begins == {"agent/session.py"}
     for rel in ("tui/cli/run.py", "tui/app.py", "agent/batch.py"):
         assert "make_actor" not in _called(_sources()[rel]), rel
 

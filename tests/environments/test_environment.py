@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 
 import pytest
 
@@ -9,12 +10,13 @@ from environments.acting.actions import ActionContext
 from environments.acting.environment import Environment, code_mounts
 from environments.acting.low_level import LOW_LEVEL_ACTIONS
 from environments.acting.observation import make_observation
-from environments.acting.paths import PathGuard
+from environments.acting.paths import PathGuard, PathRefused
 from environments.acting.tool_actions import tool_action
 from environments.record.backups import Backups
 from environments.record.runs import RunDir, RunMeta
 from environments.task.spec import load_task
 from sandbox import CODE_TARGET, Mount
+from sandbox.fs import WorkspaceError
 from sandbox.local import LocalSandbox
 from tests.conftest import FIXTURES
 
@@ -61,6 +63,42 @@ def test_symlink_leading_out_is_refused_for_every_file_action(env, tmp_path):
         assert "TOP-SECRET" not in obs.text
     assert secret.read_text() == "TOP-SECRET"
     assert not (env.workspace / "copy.txt").exists()
+
+
+def test_what_an_actor_reads_between_steps_passes_the_guard(env, tmp_path):
+    """An actor planning from the workspace (the baseline agent) reads through the Environment:
+    the same refusals as a file action, and never a link."""
+    secret = tmp_path / "host-secret.txt"
+    secret.write_text("TOP-SECRET")
+    os.symlink(secret, env.workspace / "link.txt")
+    os.symlink(tmp_path, env.workspace / "outside")
+    script = (env.workspace / "train.py").read_text()
+    assert env.read_text("train.py", 1 << 20) == script and env.read_text("./train.py", 4) == script[:4]
+    assert env.file_kind("train.py") == "file" and env.file_kind("nope.py") is None
+    assert env.file_kind("link.txt") == "symlink" and env.file_kind("outside/host-secret.txt") is None
+    assert ("train.py", "file") in env.list_folder() and ("link.txt", "symlink") in env.list_folder(".")
+    for bad in ["../escape.txt", "/etc/passwd", "a/../../x", "~/x", ""]:
+        for read in (lambda: env.read_text(bad, 100), lambda: env.file_kind(bad), lambda: env.list_folder(bad)):
+            with pytest.raises(PathRefused):
+                read()
+    for link in ["link.txt", "outside/host-secret.txt"]:
+        with pytest.raises(WorkspaceError) as refused:
+            env.read_text(link, 100)
+        assert "TOP-SECRET" not in str(refused.value)
+    with pytest.raises(WorkspaceError):
+        env.list_folder("outside")
+
+
+def test_what_an_actor_reads_waits_for_a_running_command(env):
+    """The reads hold the lock every sandbox command holds, so a script still renaming files
+    cannot race them."""
+    done = threading.Event()
+    reader = threading.Thread(target=lambda: (env.read_text("train.py", 100), done.set()))
+    with env.sandbox.files():  # as a command of the sandbox would
+        reader.start()
+        assert not done.wait(0.3)
+    reader.join(10)
+    assert done.is_set()
 
 
 def test_read_only_files_cannot_be_written_copied_over_or_undone(env):

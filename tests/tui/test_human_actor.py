@@ -104,10 +104,14 @@ def test_prefilled_forms_neither_follow_a_link_nor_hang_on_a_fifo_left_in_the_wo
     FIFO between steps; the form's prefill must not read the host file nor block the UI."""
     import os
 
+    from agent import session as sessions
+    from agent.config import ActorConfig
     from tests.conftest import write_task
     from tui.session import HumanSession
 
-    session = HumanSession.start(write_task(tmp_path / "tiny"), tmp_path / "runs", "local")
+    begun = sessions.start(write_task(tmp_path / "tiny"), ActorConfig(kind="human"), None,
+                           tmp_path / "runs", sandbox="local")
+    session = HumanSession(begun.run, begun.task, begun.actor)
     try:
         assert session.suggested("Inspect Script Lines")["end_line_number"] == 3
         script = session.run.workspace / "train.py"
