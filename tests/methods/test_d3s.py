@@ -147,6 +147,7 @@ def _tool(entry: str, args: dict, cwd: Path) -> subprocess.CompletedProcess:
     return tool_process("methods.d3s", entry, args=args, cwd=cwd, bare=True)
 
 
+@pytest.mark.slow  # a tool's whole run in a subprocess: the slow set (fast: its functions' tests)
 def test_tools_run_end_to_end(tmp_path, cache_dir, teachers):
     out = tmp_path / "d.npz"
     proc = _tool("distill", {"ipc": 2, "steps": 30, "out": str(out), "cache_dir": str(cache_dir)}, tmp_path)

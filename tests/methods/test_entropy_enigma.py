@@ -169,6 +169,7 @@ def _tool(args: dict, cwd: Path) -> subprocess.CompletedProcess:
     return tool_process("methods.entropy_enigma", args=args, cwd=cwd, bare=True)
 
 
+@pytest.mark.slow  # a tool's whole run in a subprocess: the slow set (fast: its functions' tests)
 def test_tool_end_to_end(tmp_path, source):
     torch.save(source.state_dict(), tmp_path / "src.pt")
     args = {"model": "methods.entropy_enigma.model:DigitsBNMLP", "checkpoint": "src.pt", "steps": 30,

@@ -170,6 +170,7 @@ def _tool(argv: list[str], args: dict, cwd: Path) -> subprocess.CompletedProcess
     return tool_process("methods.ln_net", *argv, args=args, cwd=cwd)
 
 
+@pytest.mark.slow  # a tool's whole run in a subprocess: the slow set (fast: its functions' tests)
 def test_tools_end_to_end(tmp_path):
     res = _tool(["ln_construct"], {"n_points": 12}, tmp_path)
     assert res.returncode == 0, res.stderr

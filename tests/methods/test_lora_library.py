@@ -118,6 +118,7 @@ def _tool(entry: str, args: dict, cwd: Path) -> subprocess.CompletedProcess:
     return tool_process("methods.lora_library", entry, args=args, cwd=cwd, bare=True)
 
 
+@pytest.mark.slow  # a tool's whole run in a subprocess: the slow set (fast: its functions' tests)
 def test_tools_end_to_end(tmp_path, library):
     np.savez(tmp_path / "v.npz", V=library.private.vectors())
     proc = _tool("mbc_cluster", {"vectors": "v.npz", "n_clusters": 4}, tmp_path)

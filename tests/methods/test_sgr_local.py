@@ -165,6 +165,7 @@ def _tool(args: dict, cwd: Path) -> subprocess.CompletedProcess:
     return tool_process("methods.sgr_local", args=args, cwd=cwd)
 
 
+@pytest.mark.slow  # a tool's whole run in a subprocess: the slow set (fast: its functions' tests)
 def test_tool_end_to_end(tmp_path):
     args = {"depth": 3, "width": 16, "epochs": 2, "method": "sgr", "out": "ckpt.pt"}
     res = _tool(args, tmp_path)

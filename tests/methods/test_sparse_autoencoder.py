@@ -105,12 +105,14 @@ SURROGATE = dict(source="sparse_rademacher", d=64, train="surrogate", baselines=
                  n_refit=100_000)
 
 
+@pytest.mark.slow
 def test_sparse_rademacher_low_density_stays_delocalised(tmp_path):
     r = _report(tmp_path, p=0.2, **SURROGATE)
     assert r["row_max_entry"] < 0.45
     assert r["mse"] <= r["mse_rotation"] + 0.02
 
 
+@pytest.mark.slow
 def test_sparse_rademacher_high_density_learns_the_identity(tmp_path):
     r = _report(tmp_path, p=0.8, **SURROGATE)
     assert r["row_max_entry"] > 0.9

@@ -144,6 +144,7 @@ def _tool(args: dict) -> subprocess.CompletedProcess:
     return tool_process("methods.spurious_boolean", "boolean_spurious_run", args=args)
 
 
+@pytest.mark.slow  # a tool's whole run in a subprocess: the slow set (fast: its functions' tests)
 def test_tool_runs_end_to_end():
     proc = _tool({"steps": 200, "seeds": 2, "llr": True})
     assert proc.returncode == 0, proc.stderr

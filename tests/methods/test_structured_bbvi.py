@@ -176,6 +176,7 @@ def _tool(args: dict) -> subprocess.CompletedProcess:
     return tool_process("methods.structured_bbvi", "bbvi_hierarchical", args=args)
 
 
+@pytest.mark.slow  # a tool's whole run in a subprocess: the slow set (fast: its functions' tests)
 def test_tool_runs_end_to_end():
     proc = _tool({"n_groups": 4, "log10_lr": [-2.0, -1.5], "steps": 300})
     assert proc.returncode == 0, proc.stderr
