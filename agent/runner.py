@@ -31,7 +31,7 @@ from environments.record.runs import (
     now,
 )
 from environments.task.prepare import prepare_task
-from environments.task.sandboxing import current_runtime
+from environments.task.sandboxing import current_runtime, sandbox_limits
 from environments.task.spec import TaskSpec
 from environments.task.suite import resolve_task
 from sandbox import SandboxError, resolve_kind
@@ -115,6 +115,7 @@ def create_run(task_ref: str | Path, actor: Actor, runs_dir: Path, *, config: Ac
     elif seed is not None or model is not None or agent is not None:
         raise ValueError("create_run takes a config or agent/model/seed, not both")
     source = resolve_task(task_ref)
+    sandbox_limits(source)  # limits above this machine's ceilings: refused before anything is made
     task = prepare_task(source, sandbox=sandbox)
     meta = new_meta(task, str(source.root), actor, config, sandbox=sandbox,
                     budgets=resolve_budgets(task, budgets or Budgets()), batch=batch)

@@ -125,10 +125,15 @@ def score(run: RunDir | Path, *, step: int | None = None, every_step: bool = Fal
           points: int | None = None, sandbox: str | None = None, baseline_runs: int = 3,
           on_measure: Callable[[str], None] | None = None, progress: Callable | None = None,
           ) -> list[Score]:
-    """Score a run folder: the last step (``score.json``), step ``step``, or with
-    ``every_step`` every step (``points``: that many evenly spaced, the last included) for its
-    curve (``scores.json``). A list of the scores made, in step order; the last is the one
-    asked for (the run's score, unless ``step`` names another).
+    """Score a run folder: its result (the last step, ``score.json``), step ``step`` (a point
+    of the curve, ``scores.json``), or with ``every_step`` every step (``points``: that many
+    evenly spaced, the last included) for its curve. A list of the scores made, in step order;
+    the last is the one asked for (the run's result, unless ``step`` names another).
+
+    The run's result is only ever its result step scored alone: ``every_step`` keeps a
+    ``score.json`` that holds that step as it is (never rewritten from the curve, whose steps
+    share a scratch) and scores the step alone only where there is none, one of another step
+    (a run resumed past it) or an infrastructure failure (nothing was measured).
 
     The task's baseline is measured first (``baseline_runs`` times, ``on_measure(task)`` said
     before) when none is known on this backend, or no run of it could have an improvement.
@@ -147,18 +152,32 @@ def _score(run: RunDir, step: int | None, every_step: bool, points: int | None, 
            progress: Callable | None) -> list[Score]:
     from agent.tree.view import result_step
     from environments.scoring.baselines import BaselineError, ensure_baseline
-    from environments.scoring.score import score_run, score_steps
+    from environments.scoring.score import (
+        load_result,
+        record_curve,
+        score_run,
+        score_steps,
+    )
 
     task = run.task()
     try:
         ensure_baseline(task, runs=baseline_runs, sandbox=backend, on_measure=on_measure)
     except BaselineError:  # the unmodified task cannot run: scored, with no baseline known
         pass
-    best = None if step is not None else result_step(run.steps(), task.metric, task.higher_is_better)
-    curve = score_steps(run, task, points=points, sandbox=backend, progress=progress) if every_step else []
-    if best is not None:  # after the curve, which records its last step as the result
-        return [*curve, score_run(run, task, step=best, sandbox=backend, result=True)]
-    return curve or [score_run(run, task, step=step, sandbox=backend)]
+    if step is not None:
+        return [score_run(run, task, step=step, sandbox=backend)]
+    best = result_step(run.steps(), task.metric, task.higher_is_better)
+    index = len(run.steps()) if best is None else best
+    if not every_step:
+        return [score_run(run, task, step=best, sandbox=backend, result=True)]
+    result = load_result(run.path)
+    if result is None or result.step != index or result.failure == "infrastructure":
+        result = score_run(run, task, step=index, sandbox=backend, result=True)
+    else:
+        record_curve(run, [result])
+    curve = score_steps(run, task, points=points, sandbox=backend, progress=progress,
+                        known={index: result})
+    return curve if curve and curve[-1] is result else [*curve, result]
 
 
 class SessionError(ValueError):

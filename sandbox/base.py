@@ -92,8 +92,10 @@ class SandboxLimits(BaseModel):
                          "sandbox lives (an ext4 image's size, sandbox/quota.py; past it ENOSPC)")
     max_files: int = Field(200_000, ge=16, description="files and folders the workspace may "
                            "gain while the sandbox lives (the image's inode count)")
-    network: bool = Field(False, description="commands reach the network (the host's own): "
-                          "only ever for a task's prepare.py that declares [prepare] network")
+    network: bool = Field(False, description="commands reach the outside network, outbound "
+                          "only (their own network namespace behind user-mode NAT, never the "
+                          "host's loopback: sandbox/netns.py): only ever for a task's prepare.py "
+                          "that declares [prepare] network and the requirements build")
     pass_env: tuple[str, ...] = Field((), description="names passed to commands although they "
                                       "look like credentials: only ever the ones a task declares "
                                       "for its prepare.py ([prepare] env); actors' sandboxes none")
@@ -263,6 +265,16 @@ class Sandbox(ABC):
     def close(self) -> None:
         """Release what the backend holds (a container); idempotent."""
 
+    def renew(self) -> None:
+        """Let the next command start from a state no earlier command could shape: new
+        ``/tmp`` and ``/dev/shm`` mounts (never emptied ones: a folder made unwritable keeps
+        its files through any emptying by the same uid), new IPC, network and pid namespaces,
+        no process left; kept are the workspace, its quota image and the host uid it runs as.
+        Between a timed scoring's repeats and ``score --all-steps``' steps
+        (``environments/scoring/``). Only between two commands; a backend that cannot renew
+        raises :class:`SandboxError` (the caller then opens a new sandbox)."""
+        raise SandboxError(f"the {self.backend} sandbox cannot start its commands afresh")
+
     def __enter__(self) -> Sandbox:
         return self
 
@@ -288,4 +300,5 @@ class Sandbox(ABC):
         if not self.limits.network:
             return report
         return report.model_copy(update={"network": False, "warnings": [
-            *report.warnings, "network: the host's (declared by the task for its prepare.py)"]})
+            *report.warnings, "network: outbound only, through user-mode NAT (declared by the task for its "
+            "prepare.py, or building its requirements)"]})

@@ -18,11 +18,17 @@ import time
 import uuid
 from pathlib import Path
 
+from sandbox.base import SandboxError
 from sandbox.supervisor import kill_until_gone
 
 log = logging.getLogger(__name__)
 
 ROOT = Path("/sys/fs/cgroup")
+
+
+class CgroupError(SandboxError, OSError):
+    """A cap the kernel would not set: a :class:`SandboxError` (what callers say as one line)
+    and an ``OSError``, as the cgroup's other failures are."""
 
 
 def _own_path(controller: str) -> str:
@@ -46,6 +52,13 @@ class Cgroup:
         # group left by a host killed with SIGKILL (nothing removes it then) and remove it.
         self.name = f"labcoat-{os.getpid()}-{owner_start_time(os.getpid())}-{uuid.uuid4().hex[:8]}"
         self.dirs: dict[str, Path] = {}
+        try:
+            self._make(memory_bytes, cpus, pids)
+        except BaseException:
+            self.remove()
+            raise
+
+    def _make(self, memory_bytes: int, cpus: float, pids: int) -> None:
         if _v2():
             base = ROOT / _own_path("").lstrip("/")
             remove_stale(base)
@@ -71,11 +84,14 @@ class Cgroup:
 
     @staticmethod
     def _write(path: Path, value: object, required: bool = True) -> None:
+        """Set one knob; a refused required one is a :class:`CgroupError` saying which knob and
+        value (never the kernel's bare errno: ``pids.max`` refuses values past its limit)."""
         try:
             path.write_text(str(value))
-        except OSError:
+        except OSError as err:
             if required:
-                raise
+                raise CgroupError(f"the sandbox's cgroup refused {path.name} = {value}: "
+                                  f"{err.strerror or err}") from err
 
     def pids(self) -> set[int]:
         found: set[int] = set()

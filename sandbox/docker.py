@@ -1,7 +1,8 @@
 """The Docker backend: one locked-down container per sandbox, labcoat's supervisor its PID 1.
 
-The container (``network_mode=none``, or the host's network only for a task's prepare.py that
-declares it (``SandboxLimits.network``), read-only root, ``cap_drop=ALL``, ``no-new-privileges``,
+The container (``network_mode=none``; for a task's prepare.py that declares the network and the
+requirements build (``SandboxLimits.network``), outbound only, through user-mode NAT attached to
+the container's own network namespace: :mod:`sandbox.netns`), read-only root, ``cap_drop=ALL``, ``no-new-privileges``,
 an unprivileged user, pids/memory/CPU caps, a tmpfs ``/tmp``, the workspace bind-mounted at
 ``/workspace`` and the sandbox's mounts read-only) is started once, when the sandbox opens: a
 fresh container per command costs 200-500 ms.
@@ -49,7 +50,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from sandbox import pyenv, quota
+from sandbox import caps, netns, pyenv, quota
 from sandbox.base import (
     FILE_LIMIT_ENV,
     WORKDIR,
@@ -84,10 +85,11 @@ LABEL_PID = "labcoat.pid"
 LABEL_PID_START = "labcoat.pid_start"
 LABEL_HOST = "labcoat.host"
 LABEL_BOOT = "labcoat.boot"
-NETWORK_MODE = "host"
-"""The network of a sandbox with ``limits.network`` (a task's declared prepare.py only): the
-host's, like the local backend's, and the one network every engine has (CI's dockerd runs with
-``--bridge=none``, so there is no default bridge to join)."""
+NETWORK_MODE = "none"
+"""Every container's network mode, with ``limits.network`` too: such a container gets
+slirp4netns attached to its own network namespace once it runs (outbound only, like the local
+backend's: :mod:`sandbox.netns`). Never ``host`` (the host's loopback, abstract sockets and
+``/proc/net``), nor a bridge (its gateway is the host, and CI's dockerd runs ``--bridge=none``)."""
 CONNECT_SECONDS = 30.0  # for the supervisor to start and connect (a cold page cache is slow)
 DIE_WAIT = 5.0  # for the engine's ``die`` event of a container whose supervisor went silent
 # getpass.getuser() and friends look here first; the uid may have no passwd entry.
@@ -203,9 +205,9 @@ def _remove_container(client, cid: str) -> None:
 
 
 def _finalize(client, cid: str, held: list) -> None:
-    for sock in held:
+    for thing in held:  # the supervisor's socket, the NAT
         try:
-            sock.close()
+            thing.close()
         except OSError:
             pass
     _remove_container(client, cid)
@@ -384,6 +386,9 @@ class DockerSandbox(Sandbox):
 
         out = [DMount(target=WORKDIR, source=str(self.workspace), type="bind", read_only=False),
                DMount(target=TARGET, source=str(listener.path), type="bind", read_only=True)]
+        if self.limits.network:  # the NAT's DNS forwarder
+            out.append(DMount(target="/etc/resolv.conf", source=str(netns.resolv_conf()),
+                              type="bind", read_only=True))
         for m in self.mounts:
             src = Path(m.source).resolve()
             if not src.exists():
@@ -416,6 +421,12 @@ class DockerSandbox(Sandbox):
             listener.close()  # one connection only: the name is gone before any command runs
         held.append(conn)
         self._link = SupervisorLink(conn)
+        if self.limits.network:  # before the first command: outbound only (module doc)
+            try:
+                held.append(netns.Nat(self._init_pid(cid)))
+            except BaseException:
+                self._finalizer()
+                raise
         return time.perf_counter() - t0
 
     def _create(self, listener: Listener) -> str:
@@ -430,14 +441,13 @@ class DockerSandbox(Sandbox):
                 command=[SANDBOX_PYTHON, "-I", "-S", "-c", SUPERVISOR_SOURCE, TARGET],
                 user=f"{self.uid}:{self.gid}",
                 working_dir=WORKDIR,
-                # The engine refuses a hostname with the host's network (the host's name it is).
-                hostname=None if lim.network else "sandbox",
+                hostname="sandbox",
                 labels=self._labels(),
                 network_disabled=not lim.network,
                 environment={"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
                              FILE_LIMIT_ENV: str(lim.file_mb << 20)},
                 host_config=self._client.api.create_host_config(
-                    network_mode=NETWORK_MODE if lim.network else "none",
+                    network_mode=NETWORK_MODE,
                     read_only=True,
                     cap_drop=["ALL"],
                     security_opt=["no-new-privileges"],
@@ -445,7 +455,7 @@ class DockerSandbox(Sandbox):
                     mem_limit=mem,
                     memswap_limit=mem,
                     nano_cpus=int(min(lim.cpus, self.engine_cpus) * 1e9),
-                    tmpfs={"/tmp": f"rw,nosuid,nodev,size={lim.memory_mb}m,mode=1777"},
+                    tmpfs={"/tmp": f"rw,nosuid,nodev,size={caps.scratch_mb(lim)}m,mode=1777"},
                     mounts=self._docker_mounts(listener),
                     auto_remove=True,
                     ulimits=[Ulimit(name="core", soft=0, hard=0)],
@@ -469,8 +479,9 @@ class DockerSandbox(Sandbox):
             return 0
         return int(state.get("Pid") or 0) if state.get("Running") else 0
 
-    def _restart(self) -> None:
-        """Replace the container (its supervisor died, or stopped answering)."""
+    def _restart(self, why: str | None = "its supervisor is gone") -> None:
+        """Replace the container (its supervisor died, or stopped answering: ``why``, logged;
+        None for :meth:`renew`'s planned replacement)."""
         if self._closed:
             raise SandboxError("sandbox is closed")
         old, oom = self._cid, self._oom
@@ -478,12 +489,26 @@ class DockerSandbox(Sandbox):
             self._finalizer()
         if oom:
             oom.close()
-        log.warning("sandbox container %s replaced: its supervisor is gone", (old or "")[:12])
+        if why:
+            log.warning("sandbox container %s replaced: %s", (old or "")[:12], why)
         try:
             self._start()
         except SandboxError as err:  # the engine (or the image) is gone under the run
             raise SandboxLost(self.backend, f"its container died and could not be replaced: "
                               f"{err}") from err
+
+    def renew(self) -> None:
+        """A new container over the same workspace bind (and quota image, and leased ids):
+        its ``/tmp`` tmpfs, private ``/dev/shm``, IPC, pid and network namespaces new, nothing
+        of the old one's left running. ``docker restart`` would give fresh tmpfs mounts too
+        (measured: a 0555 folder's files are gone after it), but the supervisor's socket is
+        bound once and unlinked at the first connection (module doc), so a restarted
+        container could not reach the host: the container is replaced (a few hundred ms)."""
+        with self._lock:
+            old = self._cid
+            self._restart(why=None)
+            if self._cid == old:
+                raise SandboxError("the sandbox container was not replaced")
 
     def close(self) -> None:
         """Remove the container; a command still running in it (another thread) is killed."""

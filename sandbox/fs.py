@@ -19,6 +19,13 @@ scratch folder removed by descriptor). Nothing else in the host reads, writes, l
 chmods or removes beneath a workspace (``tests/environments/test_seam.py`` enforces it with an
 audit hook).
 
+Every copy keeps holes: a sandboxed command can make a file of 1,000 MB that holds one byte,
+which costs its quota nothing, so a copy that wrote it whole would let it fill the host's disk
+(a run folder, a scratch copy, an import, a task folder's prepared copy: :func:`copy_file`).
+A file's content passes as :class:`FileBytes`, written by its data extents only
+(``SEEK_DATA``/``SEEK_HOLE``, looked for only in a file with fewer blocks than its size,
+:func:`is_sparse`), and a byte cap on a copy counts the apparent size, what a reader would see.
+
 Errors are :class:`WorkspaceError` with messages naming only workspace-relative paths.
 """
 
@@ -28,6 +35,7 @@ import errno
 import functools
 import os
 import secrets
+import shutil
 import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
@@ -244,10 +252,13 @@ class WorkspaceFS:
             size = os.fstat(f.fileno()).st_size
             return f.read(limit), size
 
-    def chunks(self, rel: str) -> Iterator[bytes]:
-        with self.open_read(rel) as f:
-            while chunk := f.read(CHUNK):
-                yield chunk
+    def chunks(self, rel: str, check: Callable[[int], None] | None = None) -> FileBytes:
+        """The regular file ``rel``'s content, opened when it is read (:class:`FileBytes`):
+        iterated, its bytes; given to :meth:`write`, its data only (holes stay holes)."""
+        def open_fd() -> int:
+            with self.parent(rel) as (dfd, leaf):
+                return _open_regular_at(dfd, leaf, rel)
+        return FileBytes(open_fd, check)
 
     @_named_errors
     def listdir(self, rel: str) -> list[Entry]:
@@ -313,6 +324,24 @@ class WorkspaceFS:
                             raise _os_error(rel, err) from None
             return removed
 
+    @_named_errors
+    def restore(self, rel: str, times: tuple[int, int], *, mode: int | None = None,
+                folder: bool = True) -> None:
+        """Put back the (atime, mtime) in ns, and ``mode``, of folder ``rel`` (``folder=False``:
+        of the regular file ``rel``), set on a descriptor walked as everywhere here: what a
+        sandboxed command set on an entry the host keeps from one command to the next
+        (scoring's scratch, ``environments/scoring/scratch_sync.py``)."""
+        if folder:
+            with self.folder(rel) as fd:
+                _restore_fd(fd, times, mode)
+            return
+        with self.parent(rel) as (dfd, leaf):
+            fd = _open_regular_at(dfd, leaf, rel)
+        try:
+            _restore_fd(fd, times, mode)
+        finally:
+            os.close(fd)
+
     @contextmanager
     def opener(self, rel: str) -> Iterator[Callable[[str], int]]:
         """A function opening the regular files of folder ``rel`` by name, each through one
@@ -336,15 +365,16 @@ class WorkspaceFS:
     # --- writing --------------------------------------------------------------------------------
 
     @_named_errors
-    def write(self, rel: str, data: bytes | Iterable[bytes], *, append: bool = False,
+    def write(self, rel: str, data: bytes | Iterable[bytes] | FileBytes, *, append: bool = False,
               mode: int | None = None) -> None:
         """Make ``rel`` hold ``data`` (after its old content when ``append``), atomically.
 
         The new content goes to a temp file in the same folder that is renamed over the name,
         so whatever stood there (a symlink swapped in a moment ago, a hard link to a read-only
         file) is replaced, never written through. An existing file keeps its mode and owner.
+        A file's content given as :class:`FileBytes` (:meth:`chunks`), and the old content
+        appended to, are written by their data only: a sparse file stays sparse.
         """
-        chunks = [data] if isinstance(data, bytes) else data
         with self.parent(rel, create=True) as (dfd, leaf):
             old = _lstat_at(dfd, leaf)
             if old is not None and not stat.S_ISREG(old.st_mode):
@@ -355,16 +385,19 @@ class WorkspaceFS:
             except OSError as err:
                 raise _os_error(rel, err) from None
             try:
-                with os.fdopen(fd, "wb") as out:
+                try:
+                    end = 0
                     if append and old is not None:
-                        src = _open_regular_at(dfd, leaf, rel)
-                        with os.fdopen(src, "rb") as f:
-                            while chunk := f.read(CHUNK):
-                                out.write(chunk)
-                    for chunk in chunks:
-                        out.write(chunk)
-                    out.flush()
-                    _set_owner_and_mode(out.fileno(), dfd, old, mode)
+                        end = FileBytes(lambda: _open_regular_at(dfd, leaf, rel)).write_to(fd)
+                    if isinstance(data, FileBytes):
+                        data.write_to(fd, end)
+                    else:
+                        for chunk in [data] if isinstance(data, bytes) else data:
+                            _pwrite_all(fd, chunk, end)
+                            end += len(chunk)
+                    _set_owner_and_mode(fd, dfd, old, mode)
+                finally:
+                    os.close(fd)
                 os.replace(tmp, leaf, src_dir_fd=dfd, dst_dir_fd=dfd)
             except OSError as err:
                 _unlink_quietly(dfd, tmp)
@@ -399,8 +432,11 @@ class WorkspaceFS:
 
     @_named_errors
     def copy(self, src: str, dst: str) -> None:
+        """Copy the regular file ``src`` to ``dst`` (opened first: a missing or odd ``src``
+        changes nothing), holes kept."""
         with self.open_read(src) as f:
-            self.write(dst, iter(lambda: f.read(CHUNK), b""))
+            fd = f.fileno()
+            self.write(dst, FileBytes(lambda: os.dup(fd)))
 
     @_named_errors
     def remove(self, rel: str) -> bool:
@@ -587,6 +623,146 @@ def remove_at(dfd: int, name: str) -> None:
             os.rmdir(pending.pop(), dir_fd=dfd)
 
 
+# --- content, holes kept --------------------------------------------------------------------------
+
+def is_sparse(st: os.stat_result) -> bool:
+    """Whether a file has fewer blocks on disk than its size needs: only such a file is searched
+    for holes, so a dense file's copy costs what it always did (a read per chunk)."""
+    return st.st_blocks * 512 < st.st_size
+
+
+def data_pieces(fd: int, size: int, sparse: bool) -> Iterator[tuple[int, bytes]]:
+    """(offset, bytes) of the open file ``fd``'s data below ``size``, in order, at most
+    :data:`CHUNK` each. With ``sparse`` its holes are skipped, found with ``SEEK_DATA`` /
+    ``SEEK_HOLE`` (where the filesystem has neither, the rest is read whole): whoever writes
+    the pieces at their offsets and sets the size last (:func:`write_pieces`) makes a file with
+    the same bytes whose holes stay holes. Never reads at or past ``size`` (a file grown since
+    ``size`` was taken gives no more), and stops where the file ends sooner."""
+    pos = 0
+    while pos < size:
+        start, end = pos, size
+        if sparse:
+            try:
+                start = os.lseek(fd, pos, os.SEEK_DATA)
+                end = min(os.lseek(fd, start, os.SEEK_HOLE), size)
+            except OSError as err:
+                if err.errno == errno.ENXIO:  # nothing but a hole is left
+                    return
+                sparse, start, end = False, pos, size  # no hole search here: read the rest whole
+        while start < end:
+            piece = os.pread(fd, min(CHUNK, end - start), start)
+            if not piece:  # the file ends sooner than ``size``
+                return
+            yield start, piece
+            start += len(piece)
+        pos = end
+
+
+def write_pieces(dst: int, pieces: Iterable[tuple[int, bytes]], size: int, at: int = 0) -> int:
+    """Write :func:`data_pieces` into ``dst`` (a new file, or one no longer than ``at``) from
+    its offset ``at`` and make it end at ``at`` + ``size`` (the holes left unwritten); returns
+    that end. A file whose data reach its end (any dense one) needs no ``ftruncate``."""
+    end = at
+    for offset, piece in pieces:
+        _pwrite_all(dst, piece, at + offset)
+        end = at + offset + len(piece)
+    if end != at + size:
+        os.ftruncate(dst, at + size)
+    return at + size
+
+
+class FileBytes:
+    """A regular file's content as a source (see :meth:`WorkspaceFS.chunks`), opened by
+    ``open_fd`` (a descriptor this closes) each time it is read.
+
+    Iterated, it gives the file's bytes, holes as zeros (to hash or compare it); written
+    (:meth:`write_to`, which :meth:`WorkspaceFS.write` uses), its data only, so a copy of a
+    sparse file costs the blocks it holds, not its size. Either way it reads no further than
+    the size the file had when opened, and ``check(size)`` is called with that apparent size
+    before anything is read: a byte cap raises there, counting what a reader would see."""
+
+    def __init__(self, open_fd: Callable[[], int], check: Callable[[int], None] | None = None) -> None:
+        self._open_fd, self._check = open_fd, check
+
+    @classmethod
+    def at(cls, path: str | os.PathLike[str]) -> FileBytes:
+        """The host's own regular file ``path`` (a run's stored copy), a link never followed."""
+        def open_fd() -> int:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                os.close(fd)
+                raise WorkspaceError(f"{os.fspath(path)!r} is not a regular file")
+            return fd
+        return cls(open_fd)
+
+    @contextmanager
+    def opened(self) -> Iterator[tuple[int, os.stat_result]]:
+        fd = self._open_fd()
+        try:
+            st = os.fstat(fd)
+            if self._check is not None:
+                self._check(st.st_size)
+            yield fd, st
+        finally:
+            os.close(fd)
+
+    def __iter__(self) -> Iterator[bytes]:
+        with self.opened() as (fd, st):
+            yield from file_bytes(fd, st)
+
+    def write_to(self, dst: int, at: int = 0) -> int:
+        """Write the file into ``dst`` from its offset ``at``, data only; returns where it ends."""
+        with self.opened() as (fd, st):
+            return write_pieces(dst, data_pieces(fd, st.st_size, is_sparse(st)), st.st_size, at)
+
+
+def copy_file(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> str:
+    """:func:`shutil.copy2` with holes kept, for ``shutil.copytree(copy_function=copy_file)``
+    on host folders (a task folder's prepared copy): the data, then mode and times. A FIFO,
+    socket or device is refused (:class:`shutil.SpecialFileError`), never opened blocking."""
+    def open_fd() -> int:
+        fd = os.open(src, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise shutil.SpecialFileError(f"{os.fspath(src)!r} is not a regular file")
+        return fd
+    out = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    try:
+        FileBytes(open_fd).write_to(out)
+    finally:
+        os.close(out)
+    shutil.copystat(src, dst)
+    return os.fspath(dst)
+
+
+def file_bytes(fd: int, st: os.stat_result) -> Iterator[bytes]:
+    """The open file ``fd``'s bytes up to ``st``'s size, in chunks; a sparse file's holes
+    given as zeros without being read (to hash or compare a file, not to copy it)."""
+    pos = 0
+    for offset, piece in data_pieces(fd, st.st_size, is_sparse(st)):
+        yield from zeros(offset - pos)
+        yield piece
+        pos = offset + len(piece)
+    yield from zeros(st.st_size - pos)
+
+
+_ZEROS = bytes(CHUNK)
+
+
+def zeros(n: int) -> Iterator[bytes]:
+    """``n`` zero bytes in pieces of at most :data:`CHUNK`: a hole, as a reader sees it."""
+    while n > 0:
+        yield _ZEROS if n >= CHUNK else bytes(n)
+        n -= CHUNK
+
+
+def _pwrite_all(fd: int, data: bytes, offset: int) -> None:
+    view = memoryview(data)
+    while view:
+        done = os.pwrite(fd, view, offset)
+        view, offset = view[done:], offset + done
+
+
 def scratch_mode(mode: int) -> int:
     """A copied file's mode: readable by all, executable where it was, never set-id."""
     return (mode & 0o755) | 0o644
@@ -600,8 +776,11 @@ def copy_tree(src: WorkspaceFS, dst: WorkspaceFS, *, under: str = "", links: boo
     written through :meth:`WorkspaceFS.write` (a temp file renamed over the name, its mode set
     with ``fchmod``), each folder made by descriptor. Symlinks are dropped, or with ``links``
     made again as links holding the same text (never followed); FIFOs, sockets and devices
-    are dropped. ``max_bytes`` caps the bytes copied, counted as they are read (a file that
-    grows after the walk cannot pass it). Returns ``src``'s walk (what was left out and why).
+    are dropped. A sparse file stays sparse (:class:`FileBytes`: data only, so a copy costs
+    the blocks the source holds). ``max_bytes`` caps the bytes copied in APPARENT size (a
+    sparse file counts whole, as a reader would see it), counted as each file is opened and
+    copied no further (a file that grows after the walk cannot pass it). Returns ``src``'s
+    walk (what was left out and why).
     """
     found = src.walk(under=under)
     base = "/".join(split(under))
@@ -618,16 +797,14 @@ def copy_tree(src: WorkspaceFS, dst: WorkspaceFS, *, under: str = "", links: boo
             pass
     copied = 0
 
-    def counted(rel: str) -> Iterator[bytes]:
+    def count(size: int) -> None:
         nonlocal copied
-        for chunk in src.chunks(rel):
-            copied += len(chunk)
-            if max_bytes is not None and copied > max_bytes:
-                raise WorkspaceError(f"the files exceed {max_bytes >> 20} MB")
-            yield chunk
+        copied += size
+        if max_bytes is not None and copied > max_bytes:
+            raise WorkspaceError(f"the files exceed {max_bytes >> 20} MB")
 
     for rel, st in found.files:
-        dst.write(dest(rel), counted(rel), mode=mode(st.st_mode))
+        dst.write(dest(rel), src.chunks(rel, check=count), mode=mode(st.st_mode))
     if links:
         for rel in found.strays:
             target = src.readlink(rel) if is_utf8(rel) else None
@@ -697,6 +874,12 @@ def _set_owner_and_mode(fd: int, dfd: int, old: os.stat_result | None, mode: int
     os.fchmod(fd, mode if mode is not None else (old.st_mode & 0o7777 if old else 0o644))
     if os.geteuid() == 0 and (ref.st_uid, ref.st_gid) != (0, 0):
         os.fchown(fd, ref.st_uid, ref.st_gid)
+
+
+def _restore_fd(fd: int, times: tuple[int, int], mode: int | None) -> None:
+    if mode is not None:
+        os.fchmod(fd, mode)
+    os.utime(fd, ns=times)
 
 
 def _own_like_parent(dfd: int, fd: int) -> None:

@@ -1,7 +1,9 @@
 """The local backend: bubblewrap namespaces, or (only when asked for by name) a plain subprocess.
 
 With bubblewrap, commands run in new pid/net/ipc/uts/mount namespaces (so no network at all;
-the host's network only for a task's prepare.py that declares it, ``SandboxLimits.network``),
+outbound network only, through user-mode NAT into the sandbox's own network namespace, for a
+task's prepare.py that declares it and the requirements build, ``SandboxLimits.network``:
+:mod:`sandbox.netns`),
 as an unprivileged uid, with a read-only view of the system and of the Python installation, a
 private ``/tmp``, and only ``/workspace`` writable. The namespace is made once per sandbox and
 kept (:mod:`sandbox.namespace`): each command is forked inside it by the supervisor, which is
@@ -38,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 
-from sandbox import pyenv, quota
+from sandbox import caps, netns, pyenv, quota
 from sandbox.base import (
     FILE_LIMIT_ENV,
     WORKDIR,
@@ -78,8 +80,9 @@ USERNS_ID = 65534
 on the host they are the user who started it."""
 
 
-NETWORK_ETC = ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf")
-"""What name resolution reads, bound read-only only into a sandbox that has the network."""
+NETWORK_ETC = ("/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf")
+"""What name resolution reads, bound read-only only into a sandbox that has the network (with
+a ``resolv.conf`` naming the NAT's DNS forwarder, :func:`sandbox.netns.resolv_conf`)."""
 
 
 def as_root() -> bool:
@@ -98,14 +101,14 @@ def _bundled_bwrap() -> str | None:
         return None
 
 
-def namespace_flags(network: bool = False) -> list[str]:
+def namespace_flags() -> list[str]:
     """bubblewrap's namespace and identity flags for whoever runs labcoat (see module doc);
-    ``network`` keeps the host's network namespace (a task's declared prepare.py only)."""
+    always a network namespace of the sandbox's own (one with the network gets NAT into it)."""
     if as_root():
-        return ["--unshare-pid", *([] if network else ["--unshare-net"]), "--unshare-ipc",
+        return ["--unshare-pid", "--unshare-net", "--unshare-ipc",
                 "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL", "--cap-add",
                 "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP", "--as-pid-1"]
-    return ["--unshare-all", *(["--share-net"] if network else []), "--unshare-user",
+    return ["--unshare-all", "--unshare-user",
             "--disable-userns", "--as-pid-1", "--uid", str(USERNS_ID), "--gid", str(USERNS_ID)]
 
 
@@ -208,7 +211,7 @@ class LocalSandbox(Sandbox):
         return code_pythonpath(self.mounts, self.path_for)
 
     def _bwrap_argv(self, cwd: str, env: Mapping[str, str]) -> list[str]:
-        args = [self.bwrap, *namespace_flags(self.limits.network), "--die-with-parent", "--new-session",
+        args = [self.bwrap, *namespace_flags(), "--die-with-parent", "--new-session",
                 "--hostname", "sandbox", "--ro-bind", "/usr", "/usr"]
         for top in ("/bin", "/lib", "/lib32", "/lib64", "/sbin"):
             p = Path(top)
@@ -220,8 +223,11 @@ class LocalSandbox(Sandbox):
         for etc in ("/etc/ld.so.cache", "/etc/alternatives", "/etc/localtime", "/etc/ssl",
                     *(NETWORK_ETC if self.limits.network else ())):
             args += ["--ro-bind-try", etc, etc]
-        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/dev/shm",
-                 "--perms", "1777", "--tmpfs", "/tmp"]
+        if self.limits.network:
+            args += ["--ro-bind", str(netns.resolv_conf()), "/etc/resolv.conf"]
+        scratch = str(caps.scratch_mb(self.limits) << 20)
+        args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", scratch,
+                 "--tmpfs", "/dev/shm", "--perms", "1777", "--size", scratch, "--tmpfs", "/tmp"]
         if (self.limits.python_env.device or "cpu") != "cpu":  # CUDA_VISIBLE_DEVICES picks one
             for node in pyenv.gpu_nodes():
                 args += ["--dev-bind", node, node]
@@ -332,12 +338,24 @@ class LocalSandbox(Sandbox):
         drop_to = (self._host_ids().uid, self._host_ids().gid) if as_root() else None
         try:
             self._ns = Namespace(launch, sys.executable, env=wrapper_env, cwd=self.workspace,
-                                 cgroup=cgroup, drop_to=drop_to)
+                                 cgroup=cgroup, drop_to=drop_to, outbound=self.limits.network)
         except BaseException:
             if cgroup is not None:
                 cgroup.remove()
             raise
         return self._ns
+
+    def renew(self) -> None:
+        """The kept namespace ended (its tmpfs ``/tmp`` and ``/dev/shm``, IPC, network and
+        cgroup with it), so the next command makes a new one (tens of ms); the leased uid,
+        the quota image and the workspace's hand-over stay. Without bubblewrap (backend
+        ``none``) ``/tmp`` is the host's own: it raises, as the contract says."""
+        if not self.bwrap:
+            super().renew()
+        with self._lock:
+            if self._ns is not None:
+                self._ns.close()
+                self._ns = None
 
     def close(self) -> None:
         with self._lock:

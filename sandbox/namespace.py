@@ -22,7 +22,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from sandbox import supervisor
+from sandbox import netns, supervisor
 from sandbox.base import SandboxError
 from sandbox.capture import CappedBuffer, drain
 from sandbox.cgroups import Cgroup
@@ -105,7 +105,9 @@ class Namespace(SupervisorChannel):
 
     def __init__(self, launch: Sequence[str], python: str, *, env: Mapping[str, str],
                  cwd: Path, cgroup: Cgroup | None,
-                 drop_to: tuple[int, int] | None = None) -> None:
+                 drop_to: tuple[int, int] | None = None, outbound: bool = False) -> None:
+        """``outbound``: the namespace's network gets user-mode NAT (:mod:`sandbox.netns`)
+        before this returns, so before any command runs; it is stopped with the namespace."""
         host, inner = socket.socketpair()
         ids = [str(i) for i in drop_to] if drop_to else []
         try:
@@ -124,8 +126,17 @@ class Namespace(SupervisorChannel):
         self.errors = CappedBuffer(8192)  # bubblewrap's or the supervisor's own complaints
         drain(os.dup(self.proc.stderr.fileno()), self.errors)
         self.proc.stderr.close()
+        self._nats: list[netns.Nat] = []  # filled below; stopped by the finalizer
         self._finalizer = weakref.finalize(self, _destroy, self.sock, self.proc, cgroup,
-                                           self._keeper)
+                                           self._keeper, self._nats)
+        if outbound:
+            try:
+                self._nats.append(netns.Nat(netns.namespace_child(self.proc.pid)))
+            except BaseException as err:
+                self.close()
+                if isinstance(err, SandboxError) and self.proc.returncode not in (None, 0):
+                    raise SandboxError(f"{err} (bubblewrap: {self.why()})") from err
+                raise
 
     @property
     def alive(self) -> bool:
@@ -193,9 +204,11 @@ def _spawn_kept(argv: list[str], **popen) -> tuple[subprocess.Popen, threading.E
 
 
 def _destroy(sock: socket.socket, proc: subprocess.Popen, cgroup: Cgroup | None,
-             keeper: threading.Event) -> None:
+             keeper: threading.Event, nats: list[netns.Nat]) -> None:
     """Kill the namespace outright: its init's death takes every process in it along."""
     try:
+        for nat in nats:
+            nat.close()
         sock.close()  # a supervisor that outlives the kill below still sees EOF and exits
         for pid in _children(proc.pid):  # the supervisor, pid 1 inside
             try:

@@ -28,7 +28,8 @@ first request. As PID 1 it
 also reaps every orphan. A seccomp filter, inherited by every command, refuses new user
 namespaces (every capability over fresh mount and network namespaces: kernel surface an ML
 script never needs), the kernel keyring, BPF, perf and io_uring interfaces, which no
-namespace isolates, and System V IPC and POSIX message queues, whose objects outlive a command.
+namespace isolates, System V IPC and POSIX message queues, whose objects outlive a command,
+and ``socket(AF_VSOCK)``, a VM's channel to its host, which no network namespace covers.
 
 When the host goes away (the socket reaches EOF) the command and everything else in the
 namespace are killed and this process exits, which ends the pid namespace.
@@ -284,7 +285,12 @@ _DENY = {  # name: (x86_64, aarch64)
     # (shm_open, sem_open: what multiprocessing and torch use) are files in /dev/shm instead.
     "shmget": (29, 194), "semget": (64, 190), "msgget": (68, 186), "mq_open": (240, 180),
 }
-_ARCH = {"x86_64": (0xC000003E, 0, 272, 56, 435), "aarch64": (0xC00000B7, 1, 97, 220, 435)}
+_ARCH = {"x86_64": (0xC000003E, 0, 272, 56, 435, 41), "aarch64": (0xC00000B7, 1, 97, 220, 435, 198)}
+# Address families socket() refuses (EAFNOSUPPORT, as where the kernel lacks them): a network
+# namespace isolates IP and unix sockets, not a VM's vsock to its hypervisor and host
+# services, which "no network" must cover too.
+_AF_VSOCK = 40
+_REFUSED_FAMILIES = (_AF_VSOCK,)
 
 
 def _seccomp_program() -> bytes | None:
@@ -292,9 +298,10 @@ def _seccomp_program() -> bytes | None:
     arch = _ARCH.get(os.uname().machine)
     if arch is None:
         return None
-    audit, col, unshare, clone, clone3 = arch
+    audit, col, unshare, clone, clone3, sock = arch
     ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
     allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
+    eafnosupport = 0x00050000 | 97
     kill = 0x80000000  # SECCOMP_RET_KILL_PROCESS: a foreign architecture's syscalls
     jge = 0x35
     prog = [(ld, 0, 0, 4), (jeq, 1, 0, audit), (ret, 0, 0, kill), (ld, 0, 0, 0)]
@@ -305,6 +312,11 @@ def _seccomp_program() -> bytes | None:
         # arg0 (the flags) low word at offset 16: refuse CLONE_NEWUSER
         prog += [(jeq, 0, 4, nr), (ld, 0, 0, 16), (jset, 0, 1, _CLONE_NEWUSER),
                  (ret, 0, 0, eperm), (ret, 0, 0, allow)]
+    families = len(_REFUSED_FAMILIES)  # arg0 (the address family) low word at offset 16
+    prog += [(jeq, 0, families + 3, sock), (ld, 0, 0, 16)]
+    for i, family in enumerate(_REFUSED_FAMILIES):  # a match jumps past the allow below
+        prog += [(jeq, families - i, 0, family)]
+    prog += [(ret, 0, 0, allow), (ret, 0, 0, eafnosupport)]
     for nrs in _DENY.values():
         prog += [(jeq, 0, 1, nrs[col]), (ret, 0, 0, eperm)]
     prog.append((ret, 0, 0, allow))

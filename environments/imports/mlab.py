@@ -18,7 +18,9 @@ The log is untrusted input. Every file of it is read by descriptor beneath the f
 (:mod:`sandbox.fs`): a symlink anywhere is never followed, a FIFO never opened;
 ``trace.json`` is read capped and parsed with a depth cap (:mod:`environments.untrusted.bounded`), then
 validated (:class:`MlabTrace`); a step's copy is capped at the task's disk limit. Action
-arguments are recorded as data, never acted on. A log that cannot be imported is a
+arguments are recorded as data, never acted on, and no code of the log runs: the task is a
+suite task the trace names by its plain name, or a folder the person names (``--task``), never
+a folder inside the log (:func:`choose_task`). A log that cannot be imported is a
 :class:`MlabImportError` naming it, and an import of many goes on with the others.
 
 ``mlab.json`` in the run records where it came from (the log's folder and the sha256 of its
@@ -52,7 +54,7 @@ from environments.record.snapshots import skip_note
 from environments.reports.records import find_run_dirs
 from environments.scoring.evaluate import lay_read_only
 from environments.task.spec import TaskError, TaskSpec
-from environments.task.suite import resolve_task
+from environments.task.suite import SUITE_PREFIX, resolve_task, suite_task_dirs
 from environments.untrusted.bounded import LimitError, loads_json
 from sandbox.fs import WorkspaceError, WorkspaceFS, copy_tree, is_utf8
 
@@ -312,14 +314,57 @@ def _snapshot_source(fs: WorkspaceFS, i: int, last: bool) -> tuple[str | None, s
     return None, None
 
 
+def log_root(env_log: Path) -> Path:
+    """The log a trace belongs to: MLAgentBench's ``--log-dir`` (the folder holding
+    ``env_log/``), or the trace's own folder where it is not named ``env_log``."""
+    return env_log.parent if env_log.name == "env_log" else env_log
+
+
+def choose_task(trace: MlabTrace, task_ref: str | None, logs: tuple[Path, ...]) -> TaskSpec:
+    """The task a log is imported with: the one the person named (``--task``, a suite name or a
+    folder, as ``labcoat run`` resolves it), else the trace's task if it is a plain suite name.
+
+    The log earns nothing: its task name is never a path (a trace naming
+    ``./price-task`` pointed at a folder shipped inside the log, whose ``prepare.py`` labcoat then
+    ran), and never a folder beside wherever labcoat runs (``locate_task`` would prefer
+    ``./vectorization``); and no folder inside ``logs`` (the log, and the folder given to
+    import) is a task, even named by the person, through a link or not: its code came with the
+    log."""
+    if task_ref is None:
+        named = trace.task_name
+        if not named:
+            raise MlabImportError("the trace names no task: give --task PATH_OR_NAME (the task "
+                                  "folder it ran, e.g. MLAgentBench/benchmarks/house-price)")
+        suite = [p.name for p in suite_task_dirs()]
+        if named not in suite:
+            raise MlabImportError(
+                f"the trace's task {named!r} is not one of labcoat's suite tasks (a trace may "
+                "name a suite task, never a folder: a folder's code would come from the log): "
+                "give --task PATH_OR_NAME (the task folder it ran, from outside the log)")
+        task_ref = SUITE_PREFIX + named
+    try:
+        source = resolve_task(task_ref)
+    except TaskError as err:
+        raise MlabImportError(f"its task does not resolve: {err}") from None
+    for log in logs:
+        if source.root == log or log in source.root.parents:
+            raise MlabImportError(
+                f"the task folder {source.root} is inside the log {log}: a task folder that "
+                "came with a log is not run (its prepare.py and eval.py are the log's code); "
+                "give --task a suite name or a task folder you got elsewhere")
+    return source
+
+
 def import_log(env_log: Path, runs_dir: Path, *, task_ref: str | None = None,
                prepare: Callable[[TaskSpec], TaskSpec] = _as_is, sandbox: str = "local",
-               known: dict[tuple[str, str], Path] | None = None) -> ImportOutcome:
+               known: dict[tuple[str, str], Path] | None = None,
+               within: Path | None = None) -> ImportOutcome:
     """Import one MLAgentBench log (its ``env_log`` folder, or the folder holding it).
 
-    The task is ``task_ref`` (else the trace's task name) as ``labcoat run`` resolves it, then
+    The task is :func:`choose_task`'s (``task_ref``, else the trace's suite task), then
     ``prepare``d (the CLI's runs its ``prepare.py``); the run records the folder it resolved
-    to, absolute, so it is resumed and scored from anywhere. ``known`` is
+    to, absolute, so it is resumed and scored from anywhere. ``within`` is the folder the log
+    was found in, which no task may come from either. ``known`` is
     :func:`imported_runs` (read once for many logs). Nothing is left in
     ``runs_dir`` unless the whole run was written: it is built in a hidden folder there and
     moved into place last. Raises :class:`MlabImportError` (with :class:`TaskError` for a
@@ -337,15 +382,8 @@ def import_log(env_log: Path, runs_dir: Path, *, task_ref: str | None = None,
         done = known[(str(env_log), sha)]
         return ImportOutcome(log=str(env_log), status="already", run_id=done.name, run_dir=str(done),
                              steps=len(trace.steps))
-    ref = task_ref or trace.task_name
-    if not ref:
-        raise MlabImportError("the trace names no task: give --task PATH_OR_NAME (the task folder "
-                              "it ran, e.g. MLAgentBench/benchmarks/house-price)")
-    try:
-        source = resolve_task(ref)
-    except TaskError as err:
-        raise MlabImportError(f"its task does not resolve: {err}" + (
-            "" if task_ref else " (give --task PATH_OR_NAME)")) from None
+    logs = (log_root(env_log),) + ((Path(within).resolve(),) if within is not None else ())
+    source = choose_task(trace, task_ref, logs)
     task = prepare(source)
     run_dir = _write_run(fs, env_log, trace, sha, task, str(source.root), Path(runs_dir), sandbox)
     known[(str(env_log), sha)] = run_dir
@@ -422,6 +460,6 @@ def import_logs(folder: Path, runs_dir: Path, *, task_ref: str | None = None,
     for log in find_logs(folder):
         try:
             yield import_log(log, runs_dir, task_ref=task_ref, prepare=prepare, sandbox=sandbox,
-                             known=known)
+                             known=known, within=folder)
         except (MlabImportError, TaskError, WorkspaceError) as err:
             yield ImportOutcome(log=str(log), status="failed", error=str(err))

@@ -10,7 +10,6 @@ them to the standard library (a sandbox imports nothing of labcoat's).
   that imports the task's ``eval.py`` (``environments/scoring/evaluate.py``);
 * :mod:`.produce_runner`: the submission phase, ``produce.py`` (``environments/scoring/submission.py``);
 * :mod:`.oracle_runner`: an interactive task's oracle (``environments/scoring/submission.py``);
-* :mod:`.empty_tmp`: a timed task's ``/tmp`` emptied between repeats;
 * :mod:`.repl_server`: one call of the Python REPL action (``environments/acting/repl.py``).
 """
 

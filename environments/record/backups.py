@@ -32,7 +32,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from sandbox.fs import CHUNK, WorkspaceError, WorkspaceFS
+from sandbox.fs import CHUNK, FileBytes, WorkspaceError, WorkspaceFS
 
 __all__ = ["BackupEvent", "Backups", "Inheritance", "inherit", "stacks_at"]
 
@@ -138,7 +138,8 @@ class Backups:
                 raise WorkspaceError("its name is not one labcoat writes")
             with WorkspaceFS(self.root).open_read(name) as f:
                 opened = True
-                fs.write(rel, iter(lambda: f.read(CHUNK), b""))
+                fd = f.fileno()
+                fs.write(rel, FileBytes(lambda: os.dup(fd)))  # holes kept
         except WorkspaceError as err:
             if opened:
                 raise
@@ -178,16 +179,17 @@ class _StepCounter:
         return self.lines + 1
 
 
-def _keep(path: Path, chunks: Iterable[bytes]) -> None:
+def _keep(path: Path, content: FileBytes) -> None:
     """Write a kept version once: exclusive create, so nothing (a link, an older file) is
-    ever written through."""
+    ever written through; by its data only, so a sparse file's version stays sparse."""
+    out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
     try:
-        with path.open("xb") as out:
-            for chunk in chunks:
-                out.write(chunk)
+        content.write_to(out)
     except BaseException:
         path.unlink(missing_ok=True)
         raise
+    finally:
+        os.close(out)
 
 
 def _parse(raw: bytes) -> tuple[list[BackupEvent], bool]:

@@ -44,7 +44,6 @@ import hashlib
 import json
 import os
 import secrets
-import shutil
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,14 +58,21 @@ from sandbox.fs import (
     _KIND_WORDS,
     CHUNK,
     MAX_DEPTH,
+    FileBytes,
     WorkspaceError,
     WorkspaceFS,
+    data_pieces,
     display_name,
+    file_bytes,
+    is_sparse,
     is_utf8,
     kind_of,
+    write_pieces,
+    zeros,
 )
 
 MAX_NOTED = 10  # skipped paths named in a snapshot's note; the rest are counted
+READ_LIMIT = 16 << 20  # the most one read of a stored file (a viewer's, a diff's) returns
 TREE_CACHE = 256  # parsed folder objects kept for lookups by path (reads, base checks)
 
 
@@ -193,11 +199,6 @@ def _digest(chunks: Iterable[bytes]) -> str:
     for chunk in chunks:
         h.update(chunk)
     return h.hexdigest()
-
-
-def _fd_chunks(fd: int) -> Iterator[bytes]:
-    while chunk := os.read(fd, CHUNK):
-        yield chunk
 
 
 def _file_chunks(path: Path) -> Iterable[bytes]:
@@ -553,12 +554,15 @@ class SnapshotStore:
 
     # --- recording ----------------------------------------------------------------------------
 
-    def _copy_in(self, fd: int, drop: Callable[[str], bool]) -> str:
+    def _copy_in(self, fd: int, drop: Callable[[str], bool], st: os.stat_result) -> str:
         """Read the open file ``fd`` to its end once, hashing it and keeping the bytes read as
         their object unless it exists already or ``drop(sha)`` (the task's own file): the
         sha256 of what was read, so what is stored is what is named. A file of one chunk is
         held in memory and written only when new; a larger one goes to a temp object as it
-        is read, renamed into place or removed."""
+        is read, renamed into place or removed. A sparse file (``st``: fewer blocks than its
+        size) is :meth:`_copy_in_sparse`: a dense one never pays for the hole search."""
+        if is_sparse(st):
+            return self._copy_in_sparse(fd, drop, st.st_size)
         h = hashlib.sha256()
         first = os.read(fd, CHUNK)
         h.update(first)
@@ -578,6 +582,29 @@ class SnapshotStore:
                 more = os.read(fd, CHUNK)
 
         tmp = self._temp_object(fill)
+        sha = h.hexdigest()
+        self._settle_object(tmp, sha, keep=not drop(sha))
+        return sha
+
+    def _copy_in_sparse(self, fd: int, drop: Callable[[str], bool], size: int) -> str:
+        """:meth:`_copy_in` for a sparse file of ``size`` bytes (the size the walk saw, which
+        the disk cap counted): its data extents written at their offsets into the temp object,
+        its holes left holes there and hashed as the zeros a reader sees. So the object costs
+        the blocks the file holds, and is named by its content like any other."""
+        h = hashlib.sha256()
+
+        def hashed() -> Iterator[tuple[int, bytes]]:
+            pos = 0
+            for offset, piece in data_pieces(fd, size, True):
+                for gap in zeros(offset - pos):
+                    h.update(gap)
+                h.update(piece)
+                pos = offset + len(piece)
+                yield offset, piece
+            for gap in zeros(size - pos):
+                h.update(gap)
+
+        tmp = self._temp_object(lambda out: write_pieces(out, hashed(), size))
         sha = h.hexdigest()
         self._settle_object(tmp, sha, keep=not drop(sha))
         return sha
@@ -779,13 +806,13 @@ class SnapshotStore:
         fd = here.open(name)
         try:
             if (base is not None and base[1] == st.st_size) or task_size == st.st_size:
-                sha = _digest(_fd_chunks(fd))
+                sha = _digest(file_bytes(fd, st))
                 based = is_base(sha)
                 if not based and not os.path.exists(self._object_path(sha)):
                     os.lseek(fd, 0, os.SEEK_SET)
-                    sha = self._copy_in(fd, lambda _: False)  # what is stored is what is named
+                    sha = self._copy_in(fd, lambda _: False, st)  # what is stored is what is named
             else:
-                sha = self._copy_in(fd, is_base)
+                sha = self._copy_in(fd, is_base, st)
                 based = is_base(sha)
         finally:
             os.close(fd)
@@ -853,10 +880,14 @@ class SnapshotStore:
         dest.parent.mkdir(parents=True, exist_ok=True)
         try:
             os.link(source, dest)
-        except OSError:  # another filesystem, or links not allowed: a copy, renamed into place
+        except OSError:  # another filesystem, or links not allowed: a copy (holes kept), renamed
             tmp = into / f"tmp-{secrets.token_hex(8)}"
             try:
-                shutil.copyfile(source, tmp)
+                out = os.open(tmp, _OBJECT_FLAGS, 0o666)
+                try:
+                    FileBytes.at(source).write_to(out)
+                finally:
+                    os.close(out)
                 tmp.replace(dest)
             finally:
                 tmp.unlink(missing_ok=True)
@@ -920,8 +951,7 @@ class SnapshotStore:
             return
         if st is not None and st.st_size == entry.size and _digest(fs.chunks(rel)) == entry.sha:
             return
-        with self._source(rel, entry).open("rb") as f:
-            fs.write(rel, iter(lambda: f.read(CHUNK), b""), mode=entry.mode)
+        fs.write(rel, FileBytes.at(self._source(rel, entry)), mode=entry.mode)  # holes kept
 
     def _restore_flat(self, fs: WorkspaceFS, files: dict[str, FileEntry]) -> None:
         """An old run's manifest (every file listed): as restores were before trees."""
@@ -947,10 +977,21 @@ class SnapshotStore:
             raise SnapshotError(f"{rel}: the task's env/ copy has changed since the run")
         return source
 
-    def read(self, label: str, rel: str) -> bytes:
-        """One file's content at snapshot ``label`` (for diffs and viewers)."""
+    def read(self, label: str, rel: str, limit: int = READ_LIMIT) -> bytes:
+        """One file's content at snapshot ``label`` (for diffs and viewers): its first
+        ``limit`` bytes, never more (a stored file may be 1,000 MB of holes; its entry's
+        ``size`` says how large it is)."""
         entry = self._lookup(self.load(label), rel)
         if entry is None:
             raise KeyError(rel)
         src = self.base_dir / rel if entry.base and self.base_dir else self._object(entry.sha)
-        return src.read_bytes()
+        out = bytearray()
+        chunks = iter(FileBytes.at(src))
+        try:
+            while len(out) < limit and (chunk := next(chunks, None)) is not None:
+                out += chunk[:limit - len(out)]
+        except WorkspaceError as err:  # not a regular file: a damaged store or task folder
+            raise SnapshotError(f"{rel}: {err}") from None
+        finally:
+            chunks.close()  # type: ignore[attr-defined]
+        return bytes(out)

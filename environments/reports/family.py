@@ -219,12 +219,12 @@ def diff_workspaces(a: RunDir, b: RunDir) -> WorkspaceDiff:
     for rel in mb.changed_since(ma):
         ea, eb = ma.files.get(rel), mb.files.get(rel)
         change = "added" if ea is None else "removed" if eb is None else "changed"
-        old = a.snapshots.read(la, rel) if ea else b""
-        new = b.snapshots.read(lb, rel) if eb else b""
+        old = a.snapshots.read(la, rel, limit=MAX_DIFF_BYTES + 1) if ea else b""
+        new = b.snapshots.read(lb, rel, limit=MAX_DIFF_BYTES + 1) if eb else b""
         told, tnew = _text(old), _text(new)
         if told is None or tnew is None:
-            files.append(FileDiff(path=rel, change=change,
-                                  note=f"not compared as text: {len(old):,} -> {len(new):,} bytes"))
+            sizes = f"{ea.size if ea else 0:,} -> {eb.size if eb else 0:,} bytes"
+            files.append(FileDiff(path=rel, change=change, note=f"not compared as text: {sizes}"))
             continue
         lines = list(difflib.unified_diff(told.splitlines(keepends=True), tnew.splitlines(keepends=True),
                                           f"{a.meta.run_id}/{rel}", f"{b.meta.run_id}/{rel}"))

@@ -34,7 +34,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from environments.in_sandbox import empty_tmp, eval_child, eval_runner, source
+from environments.in_sandbox import eval_child, eval_runner, source
 from environments.scoring import timing
 from environments.scoring.scratch_sync import Scratch, plan, read_only_files
 from environments.scoring.submission import (
@@ -72,7 +72,6 @@ FailureReason = Literal["no_submission", "eval_error", "timeout", "infrastructur
 TRUSTED_FUNCTION = {"get_score": "score", "get_validation_score": "validation_score"}
 RUNNER_SOURCE = source(eval_runner)
 CHILD_SOURCE = source(eval_child)
-EMPTY_TMP_SOURCE = source(empty_tmp)
 
 
 class EvalResult(BaseModel):
@@ -290,10 +289,12 @@ def _race(task: TaskSpec, workspace: Path, tmp: Path, here: Path, challenge: str
 
 class _Repeated:
     """The submission's workspace across a timed scoring's repeats: laid once, then between
-    repeats laid again only where the last repeat touched it and its notes on folders removed
-    (:mod:`environments.scoring.scratch_sync`), so the task's read-only data is not copied per repeat;
-    a workspace the plan cannot describe is emptied and copied each time
-    (:func:`reset_workspace`). Either way the next repeat finds what the first found."""
+    repeats laid again only where the last repeat touched it, every folder's mode, times and
+    notes put back (:mod:`environments.scoring.scratch_sync`), so the task's read-only data is
+    not copied per repeat; a workspace the plan cannot describe is emptied and copied each
+    time (:func:`reset_workspace`). Either way the next repeat finds what the first found, in
+    a renewed sandbox (``Sandbox.renew``: new ``/tmp`` and ``/dev/shm`` mounts, never emptied
+    ones, which a folder made unwritable survives)."""
 
     def __init__(self, task: TaskSpec, source_dir: Path, space: Path) -> None:
         self.task, self.source_dir, self.sb = task, source_dir, None
@@ -310,18 +311,18 @@ class _Repeated:
         """The sandbox over the workspace is open: a first, trusted command (which hands the
         workspace over), then the keys of what was laid are taken, before the submission runs."""
         self.sb = sb
-        sb.exec([sb.python, "-I", "-S", "-c", EMPTY_TMP_SOURCE])
+        sb.exec(["true"])
         if self.want is not None:
             self.scratch.refresh()
             self.scratch.settle()
 
     def reset(self) -> None:
-        """Between two repeats (the sandbox holds no process): ``/tmp`` emptied, the workspace
-        as submitted again."""
+        """Between two repeats (the sandbox holds no process): the sandbox renewed, the
+        workspace as submitted again."""
         if self.want is None:
             reset_workspace(self.task, self.source_dir, self.scratch.folder, self.sb)
             return
-        self.sb.exec([self.sb.python, "-I", "-S", "-c", EMPTY_TMP_SOURCE])
+        self.sb.renew()
         self.scratch.sync(self.want, self.sources)
         self.scratch.settle()
 
@@ -351,13 +352,13 @@ def error_summary(text: str, limit: int = 300) -> str:
 
 
 def reset_workspace(task: TaskSpec, source_dir: Path, space: Path, sb) -> None:
-    """Between repeats: the submission's workspace as submitted again, its temporary folders
-    emptied (:mod:`environments.in_sandbox.empty_tmp`), so a repeat cannot answer from what an
+    """Between repeats: the submission's workspace as submitted again, the sandbox renewed
+    (new temporary folders: ``Sandbox.renew``), so a repeat cannot answer from what an
     earlier one left behind (untimed).
 
     ``space`` is the open sandbox's workspace: it is emptied and laid again by descriptor
     only, and only between two commands (when the sandbox holds no process)."""
-    sb.exec([sb.python, "-I", "-S", "-c", EMPTY_TMP_SOURCE])
+    sb.renew()
     WorkspaceFS(space).clear()
     _scratch(task, source_dir, space)
 

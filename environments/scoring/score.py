@@ -5,8 +5,10 @@ sandbox (:func:`environments.scoring.evaluate.evaluate`: pristine task files, th
 ``environments/scoring/submission.py``; several steps of a task that is neither timed nor
 interactive in one scratch and one sandbox kept in step, :mod:`environments.scoring.score_scratch`); the result becomes a :class:`Score`
 against the task's baseline (:mod:`environments.scoring.baselines` decides which). Each step's score
-is recorded (``scores.json``, the run's improvement curve), the last step's also as
-``score.json`` (the run's result).
+is recorded (``scores.json``, the run's improvement curve). The run's result, ``score.json``,
+comes only from its result step scored alone (:func:`score_run` with no step, or ``result``):
+never from a point of the curve, whose steps share a scratch and a sandbox (issue 37: a step
+leaking into the next one once overwrote the run's result).
 """
 
 from __future__ import annotations
@@ -131,11 +133,12 @@ def _restore_and_evaluate(run: RunDir, task: TaskSpec, index: int, sandbox: str,
 
 def score_run(run: RunDir, task: TaskSpec, step: int | None = None, sandbox: str = "auto",
               result: bool = False) -> Score:
-    """Score step ``step``'s snapshot (default: the last) and record it.
+    """Score step ``step``'s snapshot (default: the last) alone and record it.
 
-    The last step's score is the run's result, ``score.json`` (or step ``step``'s with
-    ``result``: a tree run cut short is its best node's, ``agent.tree.view.result_step``);
-    every scored step is also kept in ``scores.json`` (the improvement curve). A step the run
+    With no ``step`` the score is the run's result, ``score.json``; so it is with ``result``
+    (a tree run cut short is its best node's, ``agent.tree.view.result_step``). A step named
+    otherwise (``labcoat score --step N``) is a point of the curve, even the last: it goes to
+    ``scores.json`` alone (the improvement curve), as every scored step does. A step the run
     does not have is scored an infrastructure failure and not recorded.
     """
     last = len(run.steps())
@@ -143,7 +146,9 @@ def score_run(run: RunDir, task: TaskSpec, step: int | None = None, sandbox: str
     if not 0 <= index <= last:
         return make_score(task, _no_step(index, last), index)
     score = make_score(task, _restore_and_evaluate(run, task, index, sandbox), index, sandbox)
-    _record(run, [score], final=result or index == last)
+    record_curve(run, [score])
+    if result or step is None:
+        run.write_json("score.json", score.model_dump())
     return score
 
 
@@ -182,29 +187,35 @@ def _evaluate_step(run: RunDir, task: TaskSpec, index: int, sandbox: str,
 
 
 def score_steps(run: RunDir, task: TaskSpec, steps: list[int] | None = None,
-                points: int | None = None, sandbox: str = "auto", progress=None) -> list[Score]:
-    """Score several steps' snapshots (default: every step) so the run's curve exists.
+                points: int | None = None, sandbox: str = "auto", progress=None,
+                known: dict[int, Score] | None = None) -> list[Score]:
+    """Score several steps' snapshots (default: every step) so the run's curve exists; a step
+    in ``known`` (the run's result, scored alone) is that point as it is, not scored again.
 
     A step whose workspace is identical to an already scored one (a List Files, an Understand
     File) reuses that evaluation. The steps are restored in turn into one private folder and,
     unless the task is timed or interactive, evaluated in one scratch and one sandbox synced to each step
     (:class:`environments.scoring.score_scratch.StepScorer`): a step costs what changed plus one
-    ``lstat`` per file, not a copy of every file and a new sandbox. Writes ``scores.json``,
-    and ``score.json`` when the last step is among them.
+    ``lstat`` per file, not a copy of every file and a new sandbox. Writes ``scores.json`` only:
+    the run's result (``score.json``) is never a point of the curve (:func:`score_run`).
     """
     last = len(run.steps())
     wanted = steps if steps is not None else pick_steps(last, points)
+    known = known or {}
     seen: dict[str, EvalResult] = {}
     scores = []
     with temporary_folder("labcoat-restore-") as tmp, StepScorer(task, sandbox) as scorer:
         into = _Restored(run, tmp)
         for i, index in enumerate(wanted):
-            result = (_evaluate_step(run, task, index, sandbox, seen, into, scorer)
-                      if 0 <= index <= last else _no_step(index, last))
-            scores.append(make_score(task, result, index, sandbox))
+            if index in known:
+                scores.append(known[index])
+            else:
+                result = (_evaluate_step(run, task, index, sandbox, seen, into, scorer)
+                          if 0 <= index <= last else _no_step(index, last))
+                scores.append(make_score(task, result, index, sandbox))
             if progress:
                 progress(i + 1, len(wanted), scores[-1])
-    _record(run, scores, final=last in wanted)
+    record_curve(run, scores)
     return scores
 
 
@@ -223,10 +234,16 @@ def load_scores(run_path: Path) -> dict[int, Score]:
     return dict(sorted(found.items()))
 
 
-def _record(run: RunDir, scores: list[Score], final: bool) -> None:
+def load_result(run_path: Path) -> Score | None:
+    """The run's result (``score.json``), or None where it is missing or unreadable."""
+    try:
+        return Score.model_validate_json((Path(run_path) / "score.json").read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+def record_curve(run: RunDir, scores: list[Score]) -> None:
+    """``scores`` merged into the curve (``scores.json``); ``score.json`` is not touched."""
     merged = load_scores(run.path)
     merged.update({s.step: s for s in scores if s.step is not None})
     run.write_json("scores.json", Scores(steps=[merged[k] for k in sorted(merged)]).model_dump())
-    if final:
-        last = max(scores, key=lambda s: s.step if s.step is not None else -1)
-        run.write_json("score.json", last.model_dump())

@@ -14,13 +14,13 @@ both for the whole call instead, for a task that is neither timed nor interactiv
 * **One sandbox over S**: for a data-only task the trusted one that runs each step's
   ``eval.py``; for a two-phase task (``scripts/produce.py``) the submission's, where each
   step's ``produce`` runs with a new challenge, its outputs then scored in a trusted sandbox
-  of their own, as ``evaluate`` does. Before each step a command empties its ``/tmp`` and
-  ``/dev/shm`` (:mod:`environments.in_sandbox.empty_tmp`) and checks they are empty and that
-  no System V IPC object is left (the sandbox refuses to make one); the supervisor kills
-  whatever a command leaves running. If that check fails, the sandbox is lost, or a host
-  write into S fails (the quota image, sized when the sandbox opened, is full), the sandbox
-  is closed and that step is evaluated the old way (a fresh scratch and sandbox); the next
-  step opens a new scratch and sandbox.
+  of their own, as ``evaluate`` does. Before each step the sandbox is renewed
+  (``Sandbox.renew``: new ``/tmp`` and ``/dev/shm`` mounts and IPC, pid and network
+  namespaces, nothing left running; an emptied ``/tmp`` would keep what a folder made
+  unwritable holds), and S's folders get their mode, times and notes back. If the sandbox
+  cannot be renewed or is lost, or a host write into S fails (the quota image, sized when
+  the sandbox opened, is full), the sandbox is closed and that step is evaluated the old way
+  (a fresh scratch and sandbox); the next step opens a new scratch and sandbox.
 
 Everything else (a timed or interactive task, one workspace evaluated alone: Validate
 Submission, baselines, ``score_run``, ``check-task``) goes through ``evaluate`` as is (a timed
@@ -30,13 +30,11 @@ task's repeats keep their submission's scratch by the same sync).
 from __future__ import annotations
 
 import secrets
-import textwrap
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Self
 
 from environments.scoring.evaluate import (
-    EMPTY_TMP_SOURCE,
     EvalResult,
     evaluate,
     open_submission,
@@ -61,22 +59,6 @@ from environments.scoring.submission import (
 from environments.task.spec import TaskSpec
 from sandbox import SandboxError
 from sandbox.fs import WorkspaceError, WorkspaceFS, temporary_folder
-
-#: run after ``empty_tmp``'s own code, in the same command: exit 3 when anything is left that
-#: the next step's evaluation could read (a file kept in /tmp, a System V IPC object)
-CHECK_EMPTY = textwrap.dedent("""
-    import os as _os, sys as _sys
-    _left = left(TOPS)
-    for _name in ("shm", "msg", "sem"):
-        try:
-            with open("/proc/sysvipc/" + _name) as _f:
-                if len(_f.read().strip().splitlines()) > 1:
-                    _left.append(_name)
-        except OSError:
-            pass
-    _sys.exit(3 if _left else 0)
-""")
-CLEAN_SOURCE = EMPTY_TMP_SOURCE + CHECK_EMPTY
 
 
 class StepScorer:
@@ -161,7 +143,7 @@ class StepScorer:
     def _open(self, want: Plan, sources: dict[str, WorkspaceFS]) -> None:
         """S laid in full, then the sandbox opened over it (the quota image sized for it);
         the keys are taken once the first (trusted) command has handed S over. Only a
-        sandbox that isolates the filesystem is kept (``/tmp`` is emptied between steps)."""
+        sandbox that isolates the filesystem is kept (it is renewed between steps)."""
         self._stack = stack = ExitStack()
         tmp = stack.enter_context(temporary_folder("labcoat-steps-"))
         self._scratch = Scratch(tmp / "workspace")
@@ -181,12 +163,10 @@ class StepScorer:
         if not self._sb.describe().filesystem:  # /tmp would be the host's own: never emptied
             self.incremental = False
             raise SandboxError("the sandbox does not isolate the filesystem")
-        self._clean()
+        self._sb.exec(["true"])  # hands S over: its keys are taken after
         self._scratch.refresh()
 
     def _clean(self) -> None:
-        """Empty the sandbox's ``/tmp`` and ``/dev/shm``; a sandbox where something is left is
-        not used again (raises, so the step is evaluated afresh)."""
-        r = self._sb.exec([self._sb.python, "-I", "-S", "-c", CLEAN_SOURCE], timeout=60)
-        if r.exit_code != 0 or r.timed_out:
-            raise SandboxError(f"the scoring sandbox could not be emptied (exit {r.exit_code})")
+        """The sandbox renewed before the next step (new ``/tmp``, ``/dev/shm``, namespaces);
+        one that cannot be raises, so the step is evaluated afresh."""
+        self._sb.renew()

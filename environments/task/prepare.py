@@ -3,14 +3,17 @@
 ``prepare.py`` writes into the task folder (data into ``env/``, held-out answers beside
 itself), which must not happen in the installed package, and must happen only once however
 many runs share the task. So labcoat copies the folder into a cache keyed by the folder's
-content, runs ``prepare.py`` there under a lock, and every run uses that copy.
+content (every file's bytes: :mod:`environments.task.content_key`), runs ``prepare.py``
+there under a lock, and every run uses that copy.
 
 A task folder comes from anywhere (MLAgentBench's, a colleague's), so its ``prepare.py`` is
 untrusted code: it runs in the sandbox (the backend the run uses), with its copy as the
 workspace and ``scripts/`` as its working directory, as the sandbox's unprivileged user, with
 the host's Python read-only (the suite's prepare scripts import numpy, torch and ``methods``),
-and with the network and the person's environment variables only as ``task.toml``'s
-``[prepare]`` declares them. When labcoat's stdin and stderr are a terminal, what the person
+with the network only as ``task.toml``'s ``[prepare]`` declares it, and with a host variable
+only when ``[prepare] env`` asks for it AND the person allows it (``--pass-env NAME``, or
+``$LABCOAT_PASS_ENV``): the folder's request alone is no grant, and a run that withholds one
+says so, with how to allow it. When labcoat's stdin and stderr are a terminal, what the person
 types is relayed to it (never the terminal's own descriptor: a sandboxed process holding it
 could change the terminal's modes or write around the display); its output is shown as it
 comes, as text, and the person is told in which sandbox it runs.
@@ -27,18 +30,19 @@ from __future__ import annotations
 
 import codecs
 import fcntl
-import hashlib
 import os
+import re
 import select
 import shlex
 import shutil
 import stat
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Literal
 
+from environments.task.content_key import fingerprint
 from environments.task.home import labcoat_home
 from environments.task.spec import (
     TaskError,
@@ -49,7 +53,7 @@ from environments.task.spec import (
 )
 from environments.untrusted.text import visible
 from sandbox.base import SECRET_NAME, ExecResult
-from sandbox.fs import WorkspaceError, WorkspaceFS
+from sandbox.fs import WorkspaceError, WorkspaceFS, copy_file
 
 Show = Callable[[str], None]
 Files = dict[str, tuple[int, int]]
@@ -58,33 +62,41 @@ MLAB_MARKER = "prepared"
 """``scripts/prepared``: MLAgentBench's own "prepare.py has run here" (its prepare_task.py)."""
 _said_prepared: set[Path] = set()  # MLAgentBench-prepared folders already announced
 
+PASS_ENV = "LABCOAT_PASS_ENV"
+"""The person's standing allowance: host variables (``NAME,NAME`` or space-separated) a task's
+prepare.py may get when its ``[prepare] env`` asks for them; ``--pass-env NAME`` adds to it."""
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-
-def fingerprint(root: Path) -> str:
-    """Hash of the task folder's files (names, sizes, contents of small files; a link by its
-    target, never followed: a task folder is untrusted, and a link to ``/proc/kmsg`` would
-    block the read)."""
-    h = hashlib.sha256()
-    for rel, st in sorted(folder_entries(root), key=lambda item: item[0].split("/")):
-        if "__pycache__" in rel.split("/"):
-            continue
-        if stat.S_ISLNK(st.st_mode):
-            h.update(f"{rel}->{os.readlink(root / rel)}\n".encode())
-        elif stat.S_ISREG(st.st_mode):
-            h.update(f"{rel}:{st.st_size}\n".encode())
-            if st.st_size < (1 << 20):
-                h.update(_read_small(root / rel))
-    return h.hexdigest()[:16]
+def allowed_env(named: Iterable[str] = ()) -> frozenset[str]:
+    """The host variables the person allows a task's prepare.py: ``named`` (their
+    ``--pass-env``) and ``$LABCOAT_PASS_ENV``. A task folder's own ``[prepare] env`` is only
+    its request: a folder from anywhere (or one shipped inside an imported log) could name
+    ``OPENAI_API_KEY``. A name that cannot be a variable's is a :class:`TaskError`."""
+    names = set(named)
+    for given in re.split(r"[\s,]+", os.environ.get(PASS_ENV, "")):
+        if given and not _NAME.fullmatch(given):
+            raise TaskError(f"${PASS_ENV}: {given!r} is not an environment variable's name "
+                            "(give NAME,NAME)")
+        names.add(given)
+    names.discard("")
+    return frozenset(names)
 
 
-def _read_small(path: Path) -> bytes:
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read(1 << 20)
-    finally:
-        os.close(fd)
+def env_grant(task: TaskSpec, pass_env: Iterable[str] = ()) -> tuple[list[str], list[str]]:
+    """Of the variables ``task``'s ``[prepare] env`` asks for: those the person allows
+    (:func:`allowed_env`), and those withheld."""
+    allowed = allowed_env(pass_env)
+    asked = task.prepare.env
+    return [n for n in asked if n in allowed], [n for n in asked if n not in allowed]
+
+
+def withheld_note(task: TaskSpec, withheld: list[str]) -> str:
+    """One line: what ``task``'s ``[prepare]`` asked for and was not given, and how to allow it."""
+    flags = " ".join(f"--pass-env {name}" for name in withheld)
+    return (f"labcoat: {task.name}'s [prepare] asks for {', '.join(withheld)} from your "
+            f"environment, not passed (a task folder gets a host variable only when you name "
+            f"it): to allow, add {flags} or set {PASS_ENV}={','.join(withheld)}\n")
 
 
 def prepared_by_mlagentbench(task: TaskSpec) -> bool:
@@ -104,7 +116,8 @@ def is_prepared(task: TaskSpec, cache: Path | None = None) -> bool:
 
 def prepare_task(task: TaskSpec, cache: Path | None = None, timeout: float = 900, *,
                  sandbox: str = "auto", stdin: int | Literal["terminal"] | None = "terminal",
-                 show: Show | None = None, again: bool = False) -> TaskSpec:
+                 show: Show | None = None, again: bool = False,
+                 pass_env: Iterable[str] = ()) -> TaskSpec:
     """The prepared task (the task itself when it has no ``prepare.py``, or when MLAgentBench
     prepared the folder: ``scripts/prepared``).
 
@@ -112,7 +125,10 @@ def prepare_task(task: TaskSpec, cache: Path | None = None, timeout: float = 900
     relays labcoat's own stdin when it is a person's terminal (else prepare.py reads
     /dev/null), a descriptor relays that one, None gives /dev/null. ``show`` gets the
     announcement and prepare.py's output as text as it comes (default: stderr). ``again``
-    discards the cached copy first, so prepare.py runs anew."""
+    discards the cached copy first, so prepare.py runs anew. ``pass_env`` names host variables
+    the person allows it (with ``$LABCOAT_PASS_ENV``): of those ``[prepare] env`` asks for,
+    only these are passed."""
+    pass_env = tuple(pass_env)
     if not task.prepare_path.exists():
         return task
     if prepared_by_mlagentbench(task):
@@ -143,17 +159,19 @@ def prepare_task(task: TaskSpec, cache: Path | None = None, timeout: float = 900
         tmp = cache / f".{dest.name}.tmp"
         _discard(tmp)  # a killed prepare's
         check_folder(task.root)  # a link out of the folder would copy a host file in
-        shutil.copytree(task.root, tmp, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(task.root, tmp, ignore=shutil.ignore_patterns("__pycache__"),
+                        copy_function=copy_file)  # holes kept
         try:
             before = files_of(tmp)
             result = run_prepare(task, tmp, sandbox=sandbox, timeout=timeout, stdin=stdin,
-                                 show=show)
+                                 show=show, pass_env=pass_env)
             check_folder(tmp)  # what prepare.py left is read by the host from now on
             if not produced(before, files_of(tmp)):
                 raise TaskError(
                     f"{task.prepare_path}: prepare.py exited 0 but added or changed no file in "
                     "its copy of the task (did a download fail?); nothing is kept, so the next "
-                    f"run prepares again{_tail(result.stderr + result.stdout, task)}")
+                    f"run prepares again{_tail(result.stderr + result.stdout, task)}"
+                    f"{_held(task, pass_env)}")
         except BaseException:
             _discard(tmp)
             raise
@@ -189,27 +207,33 @@ def produced(before: Files, after: Files) -> bool:
 
 def run_prepare(task: TaskSpec, copy: Path, *, sandbox: str = "auto", timeout: float = 900,
                 stdin: int | Literal["terminal"] | None = "terminal",
-                show: Show | None = None) -> ExecResult:
+                show: Show | None = None, pass_env: Iterable[str] = ()) -> ExecResult:
     """Run ``scripts/prepare.py`` of ``copy`` (a copy of ``task``'s folder) in a sandbox over
-    ``copy``; :class:`TaskError` with its output's tail when it fails."""
+    ``copy``; :class:`TaskError` with its output's tail when it fails. It gets the variables
+    its ``[prepare] env`` asks for that the person allows (:func:`allowed_env`), and the
+    person is told, in one line, of those it asked for and did not get."""
     from environments.task.sandboxing import code_mounts, sandbox_limits
     from sandbox import SandboxError, open_sandbox
 
     declared = task.prepare
+    pass_env = tuple(pass_env)
+    granted, withheld = env_grant(task, pass_env)
     limits = sandbox_limits(task).model_copy(update={
-        "timeout": timeout, "network": declared.network, "pass_env": tuple(declared.env)})
-    passed = [name for name in declared.env if name in os.environ]
-    unset = [name for name in declared.env if name not in os.environ]
+        "timeout": timeout, "network": declared.network, "pass_env": tuple(granted)})
+    passed = [name for name in granted if name in os.environ]
+    unset = [name for name in granted if name not in os.environ]
     env = {name: os.environ[name] for name in passed}
     secrets = _secrets(task)
     show = _hiding(show or _to_stderr, secrets)
+    if withheld:
+        show(withheld_note(task, withheld))
     env["PYTHONHASHSEED"] = "0"
     env["PYTHONUNBUFFERED"] = "1"  # a prompt with no newline (Kaggle's consent) shows at once
     relay = _Relay(_terminal() if stdin == "terminal" else stdin)
     asks = relay.fd is not None
     try:
         with open_sandbox(sandbox, copy, limits, code_mounts()) as sb:
-            reach = ("the host's network" if declared.network else "no network") + (
+            reach = ("outbound network only (user-mode NAT)" if declared.network else "no network") + (
                 f", environment {', '.join(passed)}" if passed else "") + (
                 f", declared but not set here: {', '.join(unset)}" if unset else "")
             show(f"labcoat: running {task.name}'s scripts/prepare.py in the {sb.backend} "
@@ -229,8 +253,14 @@ def run_prepare(task: TaskSpec, copy: Path, *, sandbox: str = "auto", timeout: f
             "terminal to answer it; runs then use the prepared copy")
         tail = (result.stderr.strip() or result.stdout.strip())[-3000:]
         raise TaskError(f"{task.prepare_path}: prepare.py failed ({why}):\n"
-                        f"{_hide(tail, secrets)}{ask}")
+                        f"{_hide(tail, secrets)}{ask}{_held(task, pass_env)}")
     return result
+
+
+def _held(task: TaskSpec, pass_env: Iterable[str]) -> str:
+    """For a failure: what the folder asked for and did not get (perhaps why it failed)."""
+    withheld = env_grant(task, pass_env)[1]
+    return f"\n{withheld_note(task, withheld).strip()}" if withheld else ""
 
 
 def _tail(output: str, task: TaskSpec) -> str:

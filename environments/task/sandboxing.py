@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from environments.task.spec import TaskSpec
 from methods.registry import METHODS_DIR
-from sandbox import CODE_TARGET, Mount, SandboxError, SandboxLimits
+from sandbox import CODE_TARGET, Mount, SandboxError, SandboxLimits, caps
 from sandbox.base import PythonEnv
 from sandbox.pyenv import find_links, offline
 
@@ -85,12 +85,17 @@ def code_mounts() -> list[Mount]:
 
 def sandbox_limits(task: TaskSpec) -> SandboxLimits:
     """The task's ``[limits]`` as the sandbox enforces them: a write past ``disk_mb`` in one
-    file, in all files together, or past ``max_files`` files, fails while the command runs."""
+    file, in all files together, or past ``max_files`` files, fails while the command runs.
+    Refused (:class:`sandbox.caps.LimitRefused`) above this machine's ceilings, which the
+    person sets (:mod:`sandbox.caps`): a task folder cannot size the host's disk or kernel."""
     lim = task.limits
-    return SandboxLimits(timeout=lim.exec_timeout, memory_mb=lim.memory_mb, cpus=lim.cpus,
-                         pids=lim.pids, output_bytes=lim.output_bytes, file_mb=lim.disk_mb,
-                         disk_mb=lim.disk_mb, max_files=lim.max_files,
-                         python_env=python_env(task))
+    limits = SandboxLimits(timeout=lim.exec_timeout, memory_mb=lim.memory_mb, cpus=lim.cpus,
+                           pids=lim.pids, output_bytes=lim.output_bytes, file_mb=lim.disk_mb,
+                           disk_mb=lim.disk_mb, max_files=lim.max_files,
+                           python_env=python_env(task))
+    root = getattr(task, "root", None)
+    caps.check(limits, f"{root}/task.toml" if root else "the task's")
+    return limits
 
 
 def python_env(task: TaskSpec) -> PythonEnv:

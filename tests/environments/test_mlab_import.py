@@ -26,6 +26,7 @@ from environments.imports.mlab import (
     parse_trace,
 )
 from environments.record.runs import RunDir
+from tests.sandbox.backends import docker_marks
 
 EVAL = '''\
 import os
@@ -193,7 +194,9 @@ def test_the_task_comes_from_the_flag_or_the_trace(tmp_path, monkeypatch):
     with pytest.raises(MlabImportError, match="cifar10_training.*--task"):
         do_import(named, tmp_path / "runs")
     by_path = make_log(tmp_path / "by-path", good_steps([1, 2, 3]), args={**ARGS, "task": str(task)})
-    assert do_import(by_path, tmp_path / "runs").task == "price-task"
+    with pytest.raises(MlabImportError, match="not one of labcoat's suite tasks.*--task"):
+        do_import(by_path, tmp_path / "runs")  # a trace names a suite task, never a folder
+    assert do_import(by_path, tmp_path / "runs", task).task == "price-task"  # the person does
 
 
 # ---- the log is untrusted ----------------------------------------------------------------------
@@ -465,3 +468,70 @@ def test_an_env_log_that_is_a_link_is_not_followed(tmp_path):
     with pytest.raises(MlabImportError, match="trace.json"):
         do_import(given, tmp_path / "runs", task)
     assert find_logs(given) == []
+
+
+# ---- a log earns no privilege (issue 37, class 4) ----------------------------------------------
+
+CANARY_PREPARE = ("import os\nfrom pathlib import Path\n"
+                  "Path('ran.txt').write_text(os.environ.get('LABCOAT_CANARY_KEY', 'none'))\n"
+                  "Path('../env/data.csv').write_text('x\\n')\n")
+
+
+def shipped_task(log: Path) -> Path:
+    """A task folder shipped inside a log: its prepare.py a canary asking for a host variable."""
+    task = make_task(log)
+    (task / "scripts" / "prepare.py").write_text(CANARY_PREPARE)
+    with (task / "task.toml").open("a") as f:
+        f.write('[prepare]\nenv = ["LABCOAT_CANARY_KEY"]\n')
+    return task
+
+
+@pytest.mark.parametrize("how, sandbox", [
+    ("relative", "local"), pytest.param("relative", "docker", marks=docker_marks),
+    ("dotted", "local"), ("absolute", "local")])
+def test_a_trace_cannot_name_a_task_folder_shipped_in_its_log(tmp_path, monkeypatch, how, sandbox):
+    """The attack: the trace names, by a path, a task folder inside the log; importing ran its
+    prepare.py and handed it the variable it asked for. Now nothing of the log runs, even for
+    a person whose standing allowance names that variable for their own tasks."""
+    from tui.cli.main import app
+
+    monkeypatch.setenv("LABCOAT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("LABCOAT_CANARY_KEY", "canary-secret")
+    monkeypatch.setenv("LABCOAT_PASS_ENV", "LABCOAT_CANARY_KEY")
+    log = tmp_path / "log"
+    named = {"relative": "price-task", "dotted": "./price-task",
+             "absolute": str(log / "price-task")}[how]
+    make_log(log, good_steps([1, 2, 3]), args={**ARGS, "task": named})
+    shipped_task(log)
+    monkeypatch.chdir(log)
+    result = CliRunner().invoke(app, ["import", "mlab", str(log), "--runs-dir", str(tmp_path / "runs"),
+                                      "--sandbox", sandbox, "--json"])
+    assert result.exit_code == 1, result.output
+    [row] = json.loads(result.stdout)
+    assert row["status"] == "failed" and "--task" in row["error"], row
+    assert not list((tmp_path / "home").rglob("ran.txt"))  # its prepare.py never ran
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").glob("*price*"))
+
+
+def test_a_trace_naming_a_suite_task_gets_the_suite_task_not_a_folder_beside_it(tmp_path, monkeypatch):
+    from environments.task.suite import TASKS_DIR
+
+    log = make_log(tmp_path / "log", good_steps([1, 2, 3]), args={**ARGS, "task": "vectorization"})
+    shipped_task(log).rename(log / "vectorization")  # ./vectorization, where the import runs
+    monkeypatch.chdir(log)
+    out = do_import(log, tmp_path / "runs")
+    assert out.status == "imported", out
+    assert RunDir.open(out.run_dir).meta.task_source == str((TASKS_DIR / "vectorization").resolve())
+
+
+def test_a_task_folder_inside_the_log_is_refused_even_when_named(tmp_path):
+    log = make_log(tmp_path / "log", good_steps([1, 2, 3]), args=ARGS)
+    inside = shipped_task(log)
+    link = tmp_path / "looks-outside"
+    link.symlink_to(inside)
+    for given in (inside, link):
+        [out] = list(import_logs(log, tmp_path / "runs", task_ref=str(given)))
+        assert out.status == "failed" and "inside the log" in out.error, out
+        with pytest.raises(MlabImportError, match="inside the log"):
+            do_import(log / "env_log", tmp_path / "runs", given)
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())

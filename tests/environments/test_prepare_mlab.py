@@ -27,6 +27,7 @@ from tests.sandbox.backends import docker_marks
 
 BACKENDS = pytest.mark.parametrize("sandbox", ["local", pytest.param("docker", marks=docker_marks)])
 KAGGLE_TOML = ('metric = "total"\n[prepare]\nenv = ["KAGGLE_USERNAME", "KAGGLE_KEY", "HF_TOKEN"]\n')
+KAGGLE_TOML_ENV = ("KAGGLE_USERNAME", "KAGGLE_KEY", "HF_TOKEN")  # what the person allows (--pass-env)
 FAKE_KEY = "0123456789abcdef-fake-kaggle-key"
 
 
@@ -163,7 +164,7 @@ def test_declared_variables_are_passed_and_named_never_shown(tmp_path, monkeypat
             'Path("../env/got.json").write_text(json.dumps(got))\n')
     root = write_task(tmp_path / "kaggle", toml=KAGGLE_TOML, files={"scripts/prepare.py": echo})
     said = Said()
-    spec = prepare(root, tmp_path, sandbox=sandbox, show=said)
+    spec = prepare(root, tmp_path, sandbox=sandbox, show=said, pass_env=KAGGLE_TOML_ENV)
     got = json.loads((spec.env_dir / "got.json").read_text())
     assert got == {"KAGGLE_USERNAME": "alice", "KAGGLE_KEY": FAKE_KEY, "HF_TOKEN": None}
     assert "environment KAGGLE_USERNAME, KAGGLE_KEY" in said.text
@@ -175,8 +176,8 @@ def test_a_failure_quoting_a_declared_key_hides_it(tmp_path, monkeypatch):
     monkeypatch.setenv("KAGGLE_KEY", FAKE_KEY)
     leak = 'import os, sys\nsys.exit("401 Unauthorized for key " + os.environ["KAGGLE_KEY"])\n'
     root = write_task(tmp_path / "kaggle", toml=KAGGLE_TOML, files={"scripts/prepare.py": leak})
-    with pytest.raises(TaskError, match="401 Unauthorized") as err:
-        prepare(root, tmp_path, show=Said())
+    with pytest.raises(TaskError, match="401 Unauthorized for key \\[hidden\\]") as err:
+        prepare(root, tmp_path, show=Said(), pass_env=KAGGLE_TOML_ENV)
     assert FAKE_KEY not in str(err.value)
 
 
@@ -260,7 +261,7 @@ def test_again_that_fails_leaves_no_stale_copy(tmp_path, monkeypatch):
     prepare(root, tmp_path, show=Said())
     monkeypatch.setenv("FLAKY", "1")
     with pytest.raises(TaskError, match="download failed"):
-        prepare(root, tmp_path, show=Said(), again=True)
+        prepare(root, tmp_path, show=Said(), again=True, pass_env=["FLAKY"])
     assert not prepared_dir(load_task(root), tmp_path / "cache").exists()
 
 

@@ -23,7 +23,8 @@ from environments.task.prepare import prepare_task
 from environments.task.spec import TaskError, load_task
 from sandbox.base import clean_env
 from tests.conftest import write_task
-from tests.sandbox.backends import docker_marks
+from tests.sandbox.backends import docker_marks, require_nat
+from tests.sandbox.test_network_outbound import host_address
 
 BACKENDS = pytest.mark.parametrize("sandbox", ["local", pytest.param("docker", marks=docker_marks)])
 
@@ -43,7 +44,7 @@ ATTACK = textwrap.dedent("""
         except OSError as err:
             got[key] = None
     try:
-        with socket.create_connection(("127.0.0.1", {port}), timeout=5) as s:
+        with socket.create_connection(("{addr}", {port}), timeout=5) as s:
             s.sendall(b"hello from prepare.py")
         got["tcp"] = True
     except OSError as err:
@@ -62,8 +63,8 @@ ATTACK = textwrap.dedent("""
 class Listener:
     """A loopback TCP server that records whether anyone connected."""
 
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
+    def __init__(self, addr: str = "127.0.0.1") -> None:
+        self.sock = socket.create_server((addr, 0))
         self.port = self.sock.getsockname()[1]
         self.heard: list[bytes] = []
         self.thread = threading.Thread(target=self._serve, daemon=True)
@@ -98,12 +99,13 @@ def host(tmp_path, monkeypatch):
     listener.close()
 
 
-def hostile_task(root: Path, host: dict, toml_extra: str = "") -> Path:
+def hostile_task(root: Path, host: dict, toml_extra: str = "", listener: Listener | None = None) -> Path:
+    listener = listener or host["listener"]
     host["marker"].parent.mkdir(exist_ok=True)
     toml = 'metric = "total"\ndirection = "higher"\nbaseline = 6.0\n' + toml_extra
     return write_task(root, toml=toml, files={"scripts/prepare.py": ATTACK.format(
         marker=str(host["marker"]), secret=str(host["home"] / "secret.txt"),
-        port=host["listener"].port, pid=os.getpid())})
+        addr=listener.sock.getsockname()[0], port=listener.port, pid=os.getpid())})
 
 
 def prepared(root: Path, tmp_path: Path, sandbox: str, lines: list[str] | None = None):
@@ -132,10 +134,18 @@ def test_a_hostile_prepare_reaches_nothing_of_the_host(tmp_path, host, sandbox):
 
 
 @BACKENDS
-def test_declared_network_and_environment_reach_prepare_only(tmp_path, host, sandbox):
+def test_declared_network_and_environment_reach_prepare_only(tmp_path, host, sandbox, monkeypatch):
+    require_nat()
     declared = '[prepare]\nnetwork = true\nenv = ["KAGGLE_KEY", "LABCOAT_TEST_DECLARED"]\n'
-    spec, got = prepared(hostile_task(tmp_path / "net", host, declared), tmp_path, sandbox)
-    assert got["tcp"] is True and host["listener"].heard == [b"hello from prepare.py"]
+    monkeypatch.setenv("LABCOAT_PASS_ENV", "KAGGLE_KEY,LABCOAT_TEST_DECLARED")  # the person allows
+    # outbound only (Trust IV): the host's own address stands for the outside world; its
+    # loopback is out of reach (tests/sandbox/test_network_outbound.py)
+    outside = Listener(host_address())
+    try:
+        spec, got = prepared(hostile_task(tmp_path / "net", host, declared, outside), tmp_path, sandbox)
+    finally:
+        outside.close()
+    assert got["tcp"] is True and outside.heard == [b"hello from prepare.py"]
     assert got["env"] == {"KAGGLE_KEY": "fake-kaggle-key", "LABCOAT_TEST_DECLARED": "declared-value",
                           "OPENAI_API_KEY": None, "LABCOAT_TEST_UNDECLARED": None}
     assert got["wrote_outside"] is not True and got["home_by_path"] is None

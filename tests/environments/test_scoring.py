@@ -304,6 +304,8 @@ def test_all_steps_curve(tiny_task, tmp_path):
     assert scores[1].eval_seconds == scores[0].eval_seconds  # same workspace: evaluated once
     saved = json.loads((run.path / "scores.json").read_text())["steps"]
     assert [s["step"] for s in saved] == [1, 2, 3, 4, 5]
+    assert not (run.path / "score.json").exists()  # a curve's point is never the run's result
+    assert score_run(run, task, sandbox="local").value == 30.0  # the result: its step alone
     assert json.loads((run.path / "score.json").read_text())["value"] == 30.0
     assert pick_steps(5, 3) == [1, 3, 5] and pick_steps(100, 4) == [1, 34, 67, 100]
     assert pick_steps(0) == [0] and pick_steps(3, 10) == [1, 2, 3]

@@ -28,6 +28,7 @@ from tests.sandbox.backends import docker_marks
 
 FINGERPRINT_EVAL = textwrap.dedent('''
     import hashlib, os, stat
+    MAGIC = 4242424242 * 10**9
 
     def _fingerprint(top, h):
         for root, dirs, files in os.walk(top):  # links are listed, never followed
@@ -79,17 +80,41 @@ FINGERPRINT_EVAL = textwrap.dedent('''
             for top in ("/tmp", "/dev/shm"):
                 with open(os.path.join(top, "left.txt"), "w") as f:
                     f.write("left for the next step")
-        elif what == "tmp-stuck":  # a folder emptying cannot enter (the uid is no root)
-            os.makedirs("/tmp/stuck/in")
-            with open("/tmp/stuck/in/left.txt", "w") as f:
-                f.write("left for the next step")
-            os.chmod("/tmp/stuck", 0)
+        elif what == "tmp-stuck":  # folders emptying cannot enter (the uid is no root)
+            for top in ("/tmp", "/dev/shm"):
+                os.makedirs(top + "/stuck/in")
+                with open(top + "/stuck/in/left.txt", "w") as f:
+                    f.write("left for the next step")
+                os.chmod(top + "/stuck", 0o555)
+        elif what == "folder-mtime":  # 8 bytes of its choosing on folders it owns
+            for at in (folder, os.path.join(folder, "sub")):
+                os.utime(at, ns=(MAGIC, MAGIC))
+        elif what == "folder-size":  # an ext4 folder does not shrink when names go
+            sub = os.path.join(folder, "sub")
+            for i in range(400):
+                open(os.path.join(sub, f"n{i:04d}-" + "x" * 40), "w").close()
+        elif what == "root-mode":
+            os.chmod(folder, 0o1755)
+
+    def _carried(top, h):
+        """What a step can see that no fresh scratch has: a time set to MAGIC, a grown
+        folder, a sticky root."""
+        for root, dirs, _ in os.walk(top):
+            dirs[:] = [d for d in dirs if not os.path.ismount(os.path.join(root, d))]
+            st = os.lstat(root)
+            if MAGIC in (st.st_atime_ns, st.st_mtime_ns):
+                h.update(b"magic time")
+            if root != top and stat.S_ISDIR(st.st_mode) and st.st_size > 4096:
+                h.update(b"grown folder")
+            if st.st_mode & 0o1000 and root == top:
+                h.update(b"sticky root")
 
     def get_score(folder):
         h = hashlib.sha256()
         for top in (folder, "/tmp", "/dev/shm"):
             h.update(top.encode())
             _fingerprint(top, h)
+        _carried(folder, h)
         value = float(int(h.hexdigest()[:12], 16))
         attack = os.path.join(folder, "attack.txt")
         if os.path.isfile(attack):
@@ -99,10 +124,11 @@ FINGERPRINT_EVAL = textwrap.dedent('''
 ''')
 
 WORKSPACE_ATTACKS = ["in-place", "read-only", "chmod", "symlink", "fifo", "new-names", "folder-mode"]
-ATTACKS = [*WORKSPACE_ATTACKS, "tmp", "tmp-stuck"]
-#: what cannot be emptied closes the sandbox: the next step is scored afresh, the one after
-#: in a new kept scratch
-FALLS_BACK = {"tmp-stuck"}
+FOLDER_ATTACKS = ["folder-mtime", "folder-size", "root-mode"]
+ATTACKS = [*WORKSPACE_ATTACKS, *FOLDER_ATTACKS, "tmp", "tmp-stuck"]
+#: what makes the kept sandbox be closed: the next step is scored afresh, the one after in a
+#: new kept scratch (nothing since the sandbox is renewed: a folder emptying cannot enter was)
+FALLS_BACK: set[str] = set()
 
 
 def fingerprint_task(root):
@@ -133,9 +159,13 @@ def alone(run, task, steps, sandbox):
 
 
 BACKENDS = [pytest.param("local", id="local"), pytest.param("docker", id="docker", marks=docker_marks)]
+# the equality on docker is the same logic over a slower sandbox (a container per step): its
+# leftovers are tested in the fast set (..._on_docker), the whole equality in the slow set
+EQUALITY_BACKENDS = [pytest.param("local", id="local"),
+                     pytest.param("docker", id="docker", marks=[*docker_marks, pytest.mark.slow])]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", EQUALITY_BACKENDS)
 def test_all_steps_equal_each_step_scored_alone(tmp_path, backend, scorer_stats):
     """Files added, changed, removed and renamed, a folder replaced by a file, a read-only
     file changed by the agent, code (moved aside), a package, a __pycache__."""
@@ -229,17 +259,40 @@ def mtime_and_size(st):
     return scratch_sync.Key(0, 0, st.st_size, st.st_mtime_ns, st.st_mode)
 
 
+#: what scoring ran between steps and repeats before ``Sandbox.renew``: the sandbox's uid
+#: emptying its own ``/tmp`` and ``/dev/shm``
+EMPTY_TMP = ["/bin/sh", "-c", "rm -rf /tmp/* /tmp/.[!.]* /dev/shm/* 2>/dev/null; true"]
+
+
+def empty_tmp_instead(self) -> None:
+    self._sb.exec(EMPTY_TMP, timeout=60)
+
+
+def folder_mode_only(self, rel, st) -> bool:
+    return st.st_mode & 0o7777 == scratch_sync.FOLDER_MODE
+
+
 @pytest.mark.parametrize(("what", "naive"), [
     *[(w, "trusts S") for w in WORKSPACE_ATTACKS],
-    ("in-place", "mtime and size"), ("read-only", "mtime and size"), ("tmp", "no emptying"),
-    ("tmp-stuck", "no emptying")])
+    ("in-place", "mtime and size"), ("read-only", "mtime and size"), ("tmp", "no renewing"),
+    ("tmp-stuck", "no renewing"), ("tmp-stuck", "emptying instead of renewing"),
+    ("folder-mtime", "folder times kept"), ("root-mode", "folder times kept"),
+    ("folder-size", "folders keyed by mode")])
 def test_each_attack_gets_through_a_naive_scratch(tmp_path, monkeypatch, what, naive):
+    """The mutations: each defence taken away in turn, its attack gets through, so it is
+    that defence which stops it."""
     if naive == "trusts S":
         monkeypatch.setattr(scratch_sync.Scratch, "sync", trusting_sync)
     elif naive == "mtime and size":
         monkeypatch.setattr(scratch_sync.Key, "of", staticmethod(mtime_and_size))
-    else:
+    elif naive == "no renewing":
         monkeypatch.setattr(score_scratch.StepScorer, "_clean", lambda self: None)
+    elif naive == "emptying instead of renewing":
+        monkeypatch.setattr(score_scratch.StepScorer, "_clean", empty_tmp_instead)
+    elif naive == "folder times kept":
+        monkeypatch.setattr(scratch_sync.Scratch, "_put_folders_back", lambda self, wanted: None)
+    else:
+        monkeypatch.setattr(scratch_sync.Scratch, "_kept_folder", folder_mode_only)
     run, task = attack_run(tmp_path, what, "local")
     together, fresh = later_scores(run, task, "local")
     assert None not in together and together != fresh

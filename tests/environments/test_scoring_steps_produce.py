@@ -19,6 +19,7 @@ from tests.conftest import write_task
 from tests.environments.test_scoring_steps import (
     ATTACKS,
     BACKENDS,
+    EQUALITY_BACKENDS,
     FINGERPRINT_EVAL,
     assert_all_steps_as_alone,
     assert_nothing_left,
@@ -50,7 +51,7 @@ def produce_task(root):
         "env/sub/keep_me.txt": "pristine\n"})
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", EQUALITY_BACKENDS)
 def test_all_steps_of_a_two_phase_task_equal_each_step_scored_alone(tmp_path, backend, scorer_stats):
     assert_all_steps_as_alone(produce_task, tmp_path, [
         write("keep.txt", "kept\n"), write("sub/a.csv", "1,2\n"), write("model.py", "W = 1\n"),

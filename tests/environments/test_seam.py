@@ -163,11 +163,14 @@ def small_task(tmp_path: Path, timed: bool = False) -> Path:
 
 
 class FakeSandbox:
-    """What ``reset_workspace`` needs of the sandbox it empties /tmp in (nothing runs)."""
+    """What ``reset_workspace`` needs of the sandbox it renews (nothing runs)."""
 
     python = sys.executable
 
     def exec(self, argv, *a, **kw):
+        return None
+
+    def renew(self):
         return None
 
 

@@ -17,7 +17,12 @@ from environments.scoring import scratch_sync
 from environments.scoring.evaluate import evaluate
 from environments.task.spec import load_task
 from sandbox.fs import WorkspaceFS
-from tests.environments.test_scoring_steps import trusting_sync
+from sandbox.local import LocalSandbox
+from tests.environments.test_scoring_steps import (
+    EMPTY_TMP,
+    folder_mode_only,
+    trusting_sync,
+)
 from tests.environments.test_seam import FAST, timed_task
 from tests.sandbox.backends import docker_marks
 
@@ -26,6 +31,7 @@ SUBMISSION = textwrap.dedent('''
     WS = pathlib.Path(__file__).resolve().parent
     ATTACK = {attack!r}
     RO = WS / "data" / "ro.txt"
+    MAGIC = 4242424242 * 10**9
 
     def plant():
         for attack in ATTACK.split():
@@ -52,6 +58,19 @@ SUBMISSION = textwrap.dedent('''
             os.link(WS / "notes.txt", WS / "pkg" / "kept.txt")
         elif ATTACK == "fifo":
             os.mkfifo(WS / "pkg" / "pipe")
+        elif ATTACK == "folder-mtime":  # 8 bytes of its choosing: tokens, for one
+            for at in (WS, WS / "pkg"):
+                os.utime(at, ns=(MAGIC, MAGIC))
+        elif ATTACK == "folder-size":  # an ext4 folder does not shrink when names go
+            for i in range(400):
+                (WS / "pkg" / ("n%04d-" % i + "x" * 40)).touch()
+        elif ATTACK == "root-mode":
+            os.chmod(WS, 0o1755)
+        elif ATTACK == "tmp-stuck":  # folders the sandbox's uid cannot empty
+            for top in ("/tmp", "/dev/shm"):
+                os.makedirs(top + "/stuck", exist_ok=True)
+                (pathlib.Path(top) / "stuck" / "answer").write_text("answer")
+                os.chmod(top + "/stuck", 0o555)
 
     def found():
         notes = WS / "notes.txt"
@@ -63,6 +82,11 @@ SUBMISSION = textwrap.dedent('''
             ("note", any(os.listxattr(p) for p in (WS, WS / "pkg"))),
             ("mode", (WS / "pkg").stat().st_mode & 0o777 != 0o755),
             ("link", notes.is_symlink()),
+            ("folder time", any(MAGIC in (p.stat().st_mtime_ns, p.stat().st_atime_ns)
+                                for p in (WS, WS / "pkg"))),
+            ("folder size", (WS / "pkg").stat().st_size > 4096),
+            ("root mode", WS.stat().st_mode & 0o1000),
+            ("tmp", any(os.path.exists(t + "/stuck/answer") for t in ("/tmp", "/dev/shm"))),
         ] if there]
 
     def run(challenge):
@@ -71,7 +95,8 @@ SUBMISSION = textwrap.dedent('''
         plant()
         return challenge.strip()[::-1]
 ''')
-ATTACKS = ["new-file", "in-place", "read-only", "folder-note", "folder-mode", "link", "hard-link", "fifo"]
+ATTACKS = ["new-file", "in-place", "read-only", "folder-note", "folder-mode", "link", "hard-link",
+           "fifo", "folder-mtime", "folder-size", "root-mode", "tmp-stuck"]
 
 
 def score_attack(tmp_path, attack: str, sandbox: str = "local"):
@@ -100,9 +125,18 @@ def test_nothing_a_repeat_leaves_reaches_the_next_on_docker(tmp_path, backend):
 
 @pytest.mark.parametrize(("attack", "naive"), [
     ("new-file", "trusts the workspace"), ("fifo", "trusts the workspace"),
-    ("in-place", "mtime and size"), ("folder-note", "no notes removed")])
+    ("in-place", "mtime and size"), ("folder-note", "no notes removed"),
+    ("tmp-stuck", "emptying instead of renewing"), ("folder-mtime", "folder times kept"),
+    ("root-mode", "folder times kept"), ("folder-size", "folders keyed by mode")])
 def test_each_leftover_reaches_the_next_repeat_past_a_naive_reset(tmp_path, monkeypatch, attack, naive):
-    if naive == "trusts the workspace":
+    """The mutations: each defence taken away in turn, its attack gets through."""
+    if naive == "emptying instead of renewing":
+        monkeypatch.setattr(LocalSandbox, "renew", lambda self: self.exec(EMPTY_TMP, timeout=60))
+    elif naive == "folder times kept":
+        monkeypatch.setattr(scratch_sync.Scratch, "_put_folders_back", lambda self, wanted: None)
+    elif naive == "folders keyed by mode":
+        monkeypatch.setattr(scratch_sync.Scratch, "_kept_folder", folder_mode_only)
+    elif naive == "trusts the workspace":
         monkeypatch.setattr(scratch_sync.Scratch, "sync", trusting_sync)
     elif naive == "mtime and size":
         monkeypatch.setattr(scratch_sync.Key, "of", staticmethod(
@@ -120,10 +154,10 @@ def test_read_only_data_is_laid_once_per_scoring(tmp_path, monkeypatch):
     env_reads = []
     real = WorkspaceFS.chunks
 
-    def chunks(self, rel):
+    def chunks(self, rel, *args, **kw):
         if self.root.name == "env" and rel == "data/ro.txt":
             env_reads.append(rel)
-        return real(self, rel)
+        return real(self, rel, *args, **kw)
 
     monkeypatch.setattr(WorkspaceFS, "chunks", chunks)
     result = score_attack(tmp_path, "none")

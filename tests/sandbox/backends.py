@@ -41,6 +41,19 @@ def _why_no_engine() -> str | None:
     return None
 
 
+def require_nat() -> None:
+    """Skip a test that opens a sandbox with the network where ``slirp4netns`` (the user-mode
+    NAT that network is: ``sandbox/netns.py``) is not installed, saying how to get it; under
+    ``LABCOAT_REQUIRE_DOCKER=1`` (CI, which installs it) a missing one is an error instead."""
+    from sandbox.netns import nat_tool
+
+    if nat_tool() is None:
+        why = "slirp4netns is not installed (apt-get install slirp4netns): no sandbox has a network"
+        if os.environ.get("LABCOAT_REQUIRE_DOCKER") == "1":
+            raise RuntimeError(f"LABCOAT_REQUIRE_DOCKER=1, but {why}")
+        pytest.skip(why)
+
+
 def require_docker_image() -> None:
     """The sandbox image, built offline from this Python (as `labcoat sandbox build --offline`
     does) when an engine answers without it: once, whichever test worker asks first."""

@@ -13,12 +13,14 @@ from agent.batch import BatchSpec
 from agent.config import ActorConfig, build, options
 from tui.cli.common import (
     JSON_OPT,
+    PASS_ENV_OPT,
     SANDBOX_OPT,
     console,
     err_console,
     fail,
     isolating,
     known_task,
+    pass_env,
     stdout_for_json_only,
 )
 from tui.cli.run import check_actions, config_options
@@ -83,6 +85,7 @@ def batch_cmd(
         "sandbox died under it continues from its last step (in a batch of --sandbox auto, on "
         "another backend if its own is gone)"),
     sandbox: str = SANDBOX_OPT,
+    allow_env: Optional[list[str]] = PASS_ENV_OPT,
     score: bool = typer.Option(True, "--score/--no-score", help="score each run when it ends"),
     curve_points: Optional[int] = typer.Option(
         None, "--curve-points", min=0, help="also score N evenly spaced steps per run (0: all)"),
@@ -100,6 +103,7 @@ def batch_cmd(
     if executor not in ("local", "ray"):
         fail(f"unknown executor {executor!r} (local or ray)")
     isolating(sandbox)
+    pass_env(allow_env)
     spec = None
     given = {k: v for k, v in (options or {}).items() if v is not None}
     if resume is not None:

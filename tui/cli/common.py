@@ -95,6 +95,10 @@ PYTHON_OPT = typer.Option(
 DEVICE_OPT = typer.Option(
     None, "--device", metavar="DEVICE", help="cpu | cuda | cuda:N: what the task's code sees "
     "(CUDA_VISIBLE_DEVICES; docker: --gpus); default: no GPU")
+PASS_ENV_OPT = typer.Option(
+    None, "--pass-env", metavar="NAME", help="let a task's prepare.py have this host variable "
+    "(e.g. KAGGLE_KEY) if its task.toml asks for it (prepare env); repeatable; standing: "
+    "$LABCOAT_PASS_ENV=NAME,NAME. A task folder's asking alone gets it nothing")
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -143,6 +147,27 @@ def use_runtime(python: str | None, device: str | None) -> None:
         if not python.startswith("/"):
             fail(f"--python {python}: give the interpreter's absolute path")
         os.environ[PYTHON_ENV] = python
+
+
+def pass_env(names: list[str] | None) -> None:
+    """``--pass-env`` for every task this command prepares, in this process and the ones it
+    starts (batch workers): added to ``$LABCOAT_PASS_ENV``, which ``environments/task/prepare.py``
+    reads. A name that cannot be a variable's, here or in ``$LABCOAT_PASS_ENV``, is refused
+    before anything starts."""
+    import re
+
+    from environments.task.prepare import PASS_ENV, allowed_env
+    from environments.task.spec import TaskError
+
+    bad = [n for n in names or () if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n)]
+    if bad:
+        fail(f"--pass-env {bad[0]!r}: give an environment variable's name (e.g. KAGGLE_KEY)")
+    try:
+        allowed = allowed_env(names or ())
+    except TaskError as err:
+        fail(str(err))
+    if names:
+        os.environ[PASS_ENV] = ",".join(sorted(allowed))
 
 
 def known_task(text: str) -> None:

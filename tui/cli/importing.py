@@ -2,7 +2,9 @@
 
 Thin over :mod:`environments.imports.mlab`: every ``env_log/trace.json`` beneath ``LOG_DIR``
 becomes a run in ``--runs-dir`` (one that was imported before is named, not made again), and a
-log that cannot be imported is said, with why, while the others go on. The exit status is 1
+log that cannot be imported is said, with why, while the others go on. Nothing of a log runs:
+its task is a suite task its trace names, or the folder ``--task`` names (never one inside the
+log), prepared as ``labcoat prepare`` would. The exit status is 1
 when any log failed.
 """
 
@@ -16,11 +18,13 @@ import typer
 
 from tui.cli.common import (
     JSON_OPT,
+    PASS_ENV_OPT,
     SANDBOX_OPT,
     Group,
     console,
     err_console,
     fail,
+    pass_env,
     stdout_for_json_only,
 )
 from tui.terminal_text import safe_line, safe_text
@@ -37,10 +41,12 @@ def mlab_cmd(
     log_dir: Path = typer.Argument(..., help="an MLAgentBench log folder (its --log-dir), or a "
                                    "folder of many: each env_log/trace.json beneath it is imported"),
     task: Optional[str] = typer.Option(None, "--task", metavar="PATH_OR_NAME",
-                                       help="the task the logs ran (a task folder or suite name); "
-                                       "default: the task named in each trace"),
+                                       help="the task the logs ran (a suite name, or a task folder "
+                                       "from outside the logs); default: each trace's task when "
+                                       "it is a suite name (a trace never names a folder)"),
     runs_dir: Path = typer.Option(Path("runs"), "--runs-dir", help="where the runs are written"),
     sandbox: str = SANDBOX_OPT,
+    allow_env: Optional[list[str]] = PASS_ENV_OPT,
     as_json: bool = JSON_OPT,
 ) -> None:
     """Import MLAgentBench runs: their steps, actions and workspace copies become labcoat runs
@@ -49,6 +55,7 @@ def mlab_cmd(
     from environments.task.prepare import prepare_task
     from sandbox import SandboxError, resolve_kind
 
+    pass_env(allow_env)
     try:
         backend = resolve_kind(sandbox)
         if not find_logs(log_dir):

@@ -12,7 +12,7 @@ from typing import Optional
 
 import typer
 
-from tui.cli.common import SANDBOX_OPT, fail, isolating
+from tui.cli.common import PASS_ENV_OPT, SANDBOX_OPT, fail, isolating, pass_env
 
 
 def register(app: typer.Typer) -> None:
@@ -28,6 +28,7 @@ def tui_cmd(
                                         "provider/model (as labcoat run --model)"),
     confirm: bool = typer.Option(False, "--confirm", help="with --model: approve each action"),
     run: Optional[Path] = typer.Option(None, "--run", help="open this past run directory"),
+    allow_env: Optional[list[str]] = PASS_ENV_OPT,
 ) -> None:
     """Open the workbench: pick a task, act by hand or watch an agent, browse runs and scores."""
     if run is not None and task is not None:
@@ -38,6 +39,7 @@ def tui_cmd(
         fail("--model starts an agent run: pass --task TASK with it")
     if confirm and model is None:
         fail("--confirm approves an agent's actions: pass --task TASK --model PROVIDER/MODEL")
+    pass_env(allow_env)
     workbench = importlib.import_module("tui.app")
     link = workbench.DeepLink(task=task, model=model, confirm=confirm, run=run) \
         if (task or run) else None

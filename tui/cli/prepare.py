@@ -10,16 +10,19 @@ away and prepares anew.
 from __future__ import annotations
 
 import json
+from typing import Optional
 
 import typer
 
 from tui.cli.common import (
     JSON_OPT,
+    PASS_ENV_OPT,
     SANDBOX_OPT,
     console,
     fail,
     isolating,
     known_task,
+    pass_env,
     stdout_for_json_only,
 )
 from tui.cli.display import human_bytes
@@ -35,6 +38,7 @@ def prepare_cmd(
     again: bool = typer.Option(False, "--again", help="discard the prepared copy and run "
                                "prepare.py anew (runs using that copy lose it)"),
     sandbox: str = SANDBOX_OPT,
+    allow_env: Optional[list[str]] = PASS_ENV_OPT,
     as_json: bool = JSON_OPT,
 ) -> None:
     """Prepare a task now (its scripts/prepare.py, in the sandbox) and say where the copy is.
@@ -50,6 +54,7 @@ def prepare_cmd(
     from environments.task.suite import resolve_task
 
     known_task(task)
+    pass_env(allow_env)
     kind = isolating(sandbox)
     try:
         source = resolve_task(task)

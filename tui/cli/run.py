@@ -15,16 +15,30 @@ from tui.cli.common import (
     DEVICE_OPT,
     JSON_OPT,
     NO_MODEL,
+    PASS_ENV_OPT,
     PYTHON_OPT,
     SANDBOX_OPT,
     console,
     err_console,
     fail,
     known_task,
+    pass_env,
     print_score,
     use_runtime,
 )
 from tui.terminal_text import safe_line, safe_text
+
+
+def unenforced_caps(backend: str) -> str | None:
+    """The line ``labcoat run`` says when the run's sandbox cannot enforce a cap its task
+    declares here (as a non-root user: the process count, CPU, a tree's memory, the disk)."""
+    from sandbox.caps import unenforced_note
+    from sandbox.factory import backend_class
+
+    try:
+        return unenforced_note(backend_class(backend).isolation())
+    except ValueError:  # a backend this labcoat does not know: the run itself says so
+        return None
 
 
 def register(app: typer.Typer) -> None:
@@ -97,6 +111,7 @@ def run_cmd(
     score: bool = typer.Option(True, "--score/--no-score", help="score the run when it ends"),
     python: Optional[str] = PYTHON_OPT,
     device: Optional[str] = DEVICE_OPT,
+    allow_env: Optional[list[str]] = PASS_ENV_OPT,
     as_json: bool = JSON_OPT,
     ctx: typer.Context = None,  # type: ignore[assignment]  # typer passes it
     options: dict[str, Any] | None = None,
@@ -112,6 +127,7 @@ def run_cmd(
     from tui.cli.display import hooks_for
 
     use_runtime(python, device)
+    pass_env(allow_env)
     if fork is not None and (resume is not None or task is not None):
         fail("--fork starts a new run from another: give no TASK and no --resume with it")
     if (fork is None) != (at is None):
@@ -149,6 +165,9 @@ def run_cmd(
             f" with {run.meta.model or run.meta.agent} (sandbox {run.meta.sandbox}){origin} → {run.path}"))
         if begun.note:  # resumed on another backend, or told another runtime than its own
             err_console.print(safe_text(begun.note))
+        gaps = unenforced_caps(run.meta.sandbox)
+        if gaps:
+            err_console.print(safe_text(gaps))
     meta = begun.drive(hooks_for(console, quiet=as_json))
     result = {"run_dir": str(run.path), **meta.model_dump()}
     if score:

@@ -11,12 +11,14 @@ import typer
 from tui.cli.common import (
     DEVICE_OPT,
     JSON_OPT,
+    PASS_ENV_OPT,
     PYTHON_OPT,
     SANDBOX_OPT,
     console,
     err_console,
     fail,
     improvement_text,
+    pass_env,
     print_score,
     use_runtime,
 )
@@ -43,7 +45,10 @@ def score_cmd(
 ) -> None:
     """Score runs in the sandbox against their task's baseline.
 
-    The last step's score is written to score.json; every scored step also goes to scores.json.
+    The run's result (its last step, or a tree run's best node, scored alone) is written to
+    score.json; every scored step also goes to scores.json. --step N and --all-steps add to
+    scores.json and never rewrite score.json (--all-steps scores the result alone only where
+    score.json does not already hold it).
     A folder that is not a run stands for every run under it (a batch, a runs folder, the
     runs ``labcoat import mlab`` made: what MLAgentBench's ``eval --log-folder`` scores); there
     a run that cannot be scored is reported and the others are still scored (exit 1 at the end).
@@ -94,11 +99,14 @@ def score_cmd(
             skip(str(err))
             failed += 1
             continue
-        if all_steps:
-            out.append({"run_dir": str(d), "steps": [s.model_dump() for s in scores]})
+        if all_steps:  # the curve (scores.json); the run's result (score.json) apart
+            curve, result = list({s.step: s for s in scores}.values()), scores[-1]  # one a step
+            out.append({"run_dir": str(d), "steps": [s.model_dump() for s in curve],
+                        "result": result.model_dump()})
             if not as_json:
-                console.print(safe_line((run.meta.run_id, "bold"), f" ({len(scores)} steps scored; last:)"))
-                print_score(scores[-1])
+                console.print(safe_line((run.meta.run_id, "bold"), f" ({len(curve)} steps scored; "
+                                        f"the run's result, step {result.step} scored alone:)"))
+                print_score(result)
             continue
         [s] = scores
         out.append({"run_dir": str(d), **s.model_dump()})
@@ -133,6 +141,7 @@ def baseline_cmd(
     sandbox: str = SANDBOX_OPT,
     python: Optional[str] = PYTHON_OPT,
     device: Optional[str] = DEVICE_OPT,
+    allow_env: Optional[list[str]] = PASS_ENV_OPT,
     as_json: bool = JSON_OPT,
 ) -> None:
     """Measure the unmodified task (mean ± std over RUNS) and store it for scoring.
@@ -154,6 +163,7 @@ def baseline_cmd(
     from sandbox import SandboxError
 
     use_runtime(python, device)
+    pass_env(allow_env)
     try:
         spec = prepare_task(resolve_task(task), sandbox=sandbox)
     except TaskError as err:
@@ -191,6 +201,7 @@ def check_task_cmd(
     task: str = typer.Argument(..., help="suite task name or task folder"),
     sandbox: str = SANDBOX_OPT,
     runs: int = typer.Option(1, "--runs", min=1),
+    allow_env: Optional[list[str]] = PASS_ENV_OPT,
     as_json: bool = JSON_OPT,
 ) -> None:
     """Fail unless the task's reference/ beats its baseline by the success threshold."""
@@ -201,6 +212,7 @@ def check_task_cmd(
     from environments.task.suite import resolve_task
     from sandbox import SandboxError
 
+    pass_env(allow_env)
     try:
         spec = prepare_task(resolve_task(task), sandbox=sandbox)
         result = check_reference(spec, sandbox=sandbox, runs=runs)

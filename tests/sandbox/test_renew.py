@@ -1,0 +1,94 @@
+"""``Sandbox.renew``: the next command starts from state no earlier command could shape.
+
+A command can leave a folder in ``/tmp`` or ``/dev/shm`` that its own uid cannot empty (mode
+0555 keeps its files from an ``rm -rf`` by the same uid); only new mounts are sure to be empty.
+After ``renew`` the next command has new ``/tmp`` and ``/dev/shm`` mounts and new IPC, pid
+and network namespaces, while the workspace, its quota and the uid it runs as are kept.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from sandbox import SandboxError, SandboxLimits
+from tests.sandbox.backends import docker_marks, make_sandbox
+
+BACKENDS = pytest.mark.parametrize("backend", [
+    pytest.param("local", id="local"), pytest.param("docker", id="docker", marks=docker_marks)])
+
+# a folder its maker cannot write, holding a file, in both temporary folders; then what an
+# emptying by the same uid (what scoring did between repeats and steps) leaves of it
+STUCK = ("for t in /tmp /dev/shm; do mkdir -p $t/stuck && echo kept > $t/stuck/f && "
+         "chmod 555 $t/stuck; done; rm -rf /tmp/* /dev/shm/* 2>/dev/null; "
+         "cat /tmp/stuck/f /dev/shm/stuck/f")
+LOOK = ("cat /tmp/stuck/f /dev/shm/stuck/f 2>/dev/null | tr '\\n' ' '; echo; "
+        "ls -A /tmp /dev/shm | tr '\\n' ' '; echo; "
+        "id -u; echo $$; cat ws.txt")
+
+
+def sh(sb, script: str) -> str:
+    r = sb.exec(["/bin/sh", "-c", script], timeout=60)
+    assert r.exit_code == 0 or "stuck" in script, r.stderr
+    return r.stdout
+
+
+@BACKENDS
+def test_renew_gives_fresh_temporary_mounts_and_keeps_the_workspace(tmp_path, backend):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with make_sandbox(backend, ws, SandboxLimits(timeout=60)) as sb:
+        sh(sb, "echo mine > ws.txt")
+        assert sh(sb, STUCK).split() == ["kept", "kept"]  # emptying leaves them
+        before = sh(sb, LOOK).splitlines()
+        assert before[0].split() == ["kept", "kept"] and "stuck" in before[1]
+        sb.renew()
+        after = sh(sb, LOOK).splitlines()
+    assert "kept" not in after[0] and "stuck" not in " ".join(after[:2]), after
+    uid_before, pid_before, ws_before = before[-3:]
+    uid_after, pid_after, ws_after = after[-3:]
+    assert uid_after == uid_before and ws_after == ws_before == "mine"
+    # a new pid namespace numbers from 1 again (namespaces' inode numbers are reused: no proof)
+    assert int(pid_after) < int(pid_before), (pid_before, pid_after)
+
+
+@BACKENDS
+def test_renew_leaves_no_process(tmp_path, backend):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with make_sandbox(backend, ws, SandboxLimits(timeout=60)) as sb:
+        sh(sb, "echo $$ > /tmp/pid")
+        sb.renew()
+        out = sh(sb, "cat /proc/[0-9]*/comm | sort | tr '\\n' ' '; ls /tmp")
+    others = [n for n in out.split() if n not in ("sh", "cat", "sort", "tr")]
+    assert len(others) <= 1 and "pid" not in out, out  # the supervisor alone
+
+
+def test_a_backend_that_isolates_nothing_cannot_renew(tmp_path):
+    with make_sandbox("local-plain", tmp_path, SandboxLimits(timeout=60)) as sb:
+        with pytest.raises(SandboxError):
+            sb.renew()
+
+
+@pytest.mark.slow
+@BACKENDS
+def test_what_renew_costs(tmp_path, backend, capsys):
+    """Not a bound: the figure for the notes (a command, and a renew with the next command)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with make_sandbox(backend, ws, SandboxLimits(timeout=60)) as sb:
+        sh(sb, "true")
+        t0 = time.perf_counter()
+        for _ in range(5):
+            sh(sb, "true")
+        plain = (time.perf_counter() - t0) / 5
+        t0 = time.perf_counter()
+        for _ in range(5):
+            sb.renew()
+            sh(sb, "true")
+        renewed = (time.perf_counter() - t0) / 5
+    with capsys.disabled():
+        print(f"\n{backend} as uid {os.geteuid()}: command {plain * 1e3:.1f} ms, renew + command "
+              f"{renewed * 1e3:.1f} ms")
