@@ -44,7 +44,8 @@ SETTINGS_FILE = "approval.json"
 class ReviewSettings(BaseModel):
     """What a person's review asks about. ``allowed``: actions that never ask in confirm mode
     (the Final Answer is not one of them while ``ask_final``); ``ask_final``: the Final Answer
-    waits for the person in either mode, as the last chance to keep the run going."""
+    waits for the person even when allowed, as the last chance to keep the run going. Yolo mode
+    clears it: a person who switched to yolo and walked away finds the run ended, not waiting."""
 
     mode: Literal["confirm", "yolo", "human"] = "confirm"
     allowed: list[str] = Field(default_factory=list)
@@ -232,15 +233,14 @@ class PersonReview:
         return self.hands if self.settings.mode == "human" and not self.stopped else None
 
     def set_mode(self, mode: str) -> None:
-        """Switch modes from the person's thread (the next proposal follows). Once the person
-        has asked for confirm or human mode, the Final Answer asks in every mode. Taking over
+        """Switch modes from the person's thread (the next proposal follows). In yolo mode
+        nothing asks, the Final Answer included; confirm and human mode ask it. Taking over
         answers a waiting proposal: it is rejected (not run) and the person acts instead;
         handing back wakes a ``hands.propose`` that waits, so the actor is asked again."""
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r} (one of {', '.join(MODES)})")
         was = self.settings.mode
-        self.settings = self.settings.model_copy(update={"mode": mode, "ask_final": self.settings.ask_final
-                                                         or mode != "yolo"})
+        self.settings = self.settings.model_copy(update={"mode": mode, "ask_final": mode != "yolo"})
         if mode == "human" and was != "human":
             self.decide(Decision.reject(TOOK_OVER))
         elif was == "human" and mode != "human":

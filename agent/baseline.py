@@ -13,7 +13,9 @@ It makes a real attempt on every task, in three parts, each an ordinary recorded
    ``mean …`` line of a dev script the research problem names, whose direction its words
    give: accuracy is higher-better, error, regret, evals lower-better), else the task's
    Validate Submission action where the task offers validation feedback
-   (``[feedback] kind = "validation"``).
+   (``[feedback] kind = "validation"``). A task may say how instead (``[measure]`` in
+   ``task.toml``: a pattern whose group is the number, in which script's output, which way is
+   better), which comes before any of these guesses.
 3. **Search.** It finds the tunable numbers (``[[hparams]]`` in ``task.toml``, else plain
    module-level constants such as ``LR = 0.01`` and settings passed by keyword or kept in a dict
    such as ``n_estimators=50``, ``CONFIG = {"lr": 1e-3}`` in the scripts it may edit; none on a timed
@@ -23,7 +25,17 @@ It makes a real attempt on every task, in three parts, each an ordinary recorded
    gets a trial early, within the run's budget and its own deadline (``max_seconds``, default
    270). The run's seed orders that round robin (seed 0: the numbers in the order found;
    another seed: a shuffle of them), so runs with different seeds try different settings
-   first, as a search's seed should make them.
+   first, as a search's seed should make them. A declared knob may be a string (an enum,
+   ``MODE = "sum"``) or whatever text a ``pattern`` finds (a tuple's element, a block of code
+   the task offers a replacement for); its values are tried in the order declared. Where a
+   task's scripts have no number of their own to tune, the task declares its knobs, so the
+   agent makes a real attempt on every suite task (``tests/agent/test_baseline.py`` checks
+   that each has something to tune). The first trial is owed the run's budget alone, not the
+   agent's deadline, so a slow task still gets one; with no way to compare versions, each knob's
+   first value is still run once and said, and the start is put back.
+
+A resumed run's search goes on where it stopped: its trace is replayed into the search
+(:meth:`HParamAgent.start`), so its Final Answer knows the start and every trial before the stop.
 
 It leaves the best version in the workspace, re-running it when needed so its outputs match,
 and gives its Final Answer, which says what it did and, where it could not search, why (a
@@ -35,6 +47,7 @@ not run.
 from __future__ import annotations
 
 import ast
+import json
 import random
 import re
 import time
@@ -49,7 +62,7 @@ from environments.acting.observation import Observation, last_lines
 from environments.acting.paths import PathRefused
 from environments.acting.validation import VALIDATE, ValidateArgs
 from environments.record.runs import Step
-from environments.task.spec import TaskSpec
+from environments.task.spec import HParam, TaskSpec
 
 WRITE = "Write File"  # shares its argument model with Append File, so it is named
 
@@ -73,14 +86,30 @@ HYPER_KEYWORD = re.compile(
     r"patience|max_features|subsample|n_samples|\w*steps|\w*rounds|reg_\w+|min_child_\w+|top_k|\w*width)$", re.I)
 
 
+Value = float | int | str  # a knob's value: a number, or a string (an enum, or code for a pattern)
+
+
 @dataclass
 class Knob:
     file: str
     name: str
-    value: float | int
-    candidates: list[float | int]
+    value: Value
+    candidates: list[Value]
     line: int | None = None  # a keyword argument's line; None: a module-level constant
     keyword: str = ""
+    pattern: str | None = None  # a declared [[hparams]] pattern: the text its group finds is the value
+    text: str = ""  # with a pattern: the text the pattern found (the starting value as written)
+
+    @property
+    def numeric(self) -> bool:
+        return all(isinstance(v, (int, float)) for v in [self.value, *self.candidates])
+
+    def written(self, value: Value) -> str:
+        """How a pattern knob's value reads in the file: the text found for the starting value,
+        a string as is (code), a number as Python writes it."""
+        if value == self.value and self.text:
+            return self.text
+        return value if isinstance(value, str) else repr(value)
 
 
 def auto_candidates(name: str, value: float | int) -> list[float | int]:
@@ -160,7 +189,59 @@ def set_keyword(source: str, line: int, keyword: str, value: float | int) -> str
     raise ValueError(f"no {keyword}= number on line {line}")
 
 
-def set_value(source: str, knob: Knob, value: float | int) -> str:
+def declared_knob(h: HParam, source: str) -> Knob | str:
+    """The knob an ``[[hparams]]`` row declares in ``source`` (its file), or why there is none."""
+    if h.pattern is not None:
+        text = find_pattern(source, h.pattern)
+        if text is None:
+            return f"[[hparams]] {h.name}: its pattern finds nothing in {h.file}"
+        current: Value | None = as_value(text)
+    else:
+        text, current = "", _assigned(source, h.name)
+    if current is None:
+        return f"[[hparams]] {h.name}: no module-level number or string {h.name} in {h.file}"
+    values = [v for v in h.values if v != current and v != text]
+    if not values and not isinstance(current, str):
+        values = auto_candidates(h.name, current)
+    if not values:
+        return f"[[hparams]] {h.name}: no value to try other than its current {_shown(current)}"
+    return Knob(h.file, h.name, current, values, pattern=h.pattern, text=text)
+
+
+def find_pattern(source: str, pattern: str) -> str | None:
+    """The text a declared pattern's first group (else its whole match) finds in ``source``."""
+    found = re.search(pattern, source, re.M)
+    if found is None:
+        return None
+    return found.group(1) if found.re.groups else found.group(0)
+
+
+def as_value(text: str) -> Value:
+    """A pattern's text as the knob's value: a number where it is one (so a line search can walk
+    it), else the text itself."""
+    try:
+        v = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else text
+
+
+def set_pattern(source: str, knob: Knob, current: Value, value: Value) -> str:
+    """``source`` with the knob's current text (where its pattern finds it, else the first place
+    that text is: a replaced block of code no longer matches the pattern) replaced by ``value``'s."""
+    old, new = knob.written(current), knob.written(value)
+    found = re.search(knob.pattern, source, re.M)
+    group = (1 if found.re.groups else 0) if found else 0
+    if found and found.group(group) == old:
+        return source[:found.start(group)] + new + source[found.end(group):]
+    if old in source:
+        return source.replace(old, new, 1)
+    raise ValueError(f"{knob.name}: neither its pattern nor its text {old[:40]!r} is in {knob.file}")
+
+
+def set_value(source: str, knob: Knob, value: Value, current: Value | None = None) -> str:
+    if knob.pattern is not None:
+        return set_pattern(source, knob, knob.value if current is None else current, value)
     if knob.keyword:
         return set_keyword(source, knob.line, knob.keyword, value)
     return set_constant(source, knob.name, value)
@@ -182,8 +263,9 @@ def read_metric(output: str, metric: str) -> float | None:
     m = re.escape(metric).replace("_", "[ _]")
     last = re.escape(re.split(r"[_\W]+", metric.strip("_"))[-1])
     val = r"(?:val(?:idation)?|dev)"
-    for pattern in (rf"{val}[ _]*{m}\W*?{NUMBER}", rf"{val}\w*[ _-]+{last}\w*\W*?{NUMBER}",
-                    rf"{val}\w*\W*?{NUMBER}", rf"{m}\W*?{NUMBER}", rf"\b{last}\w*\W*?{NUMBER}"):
+    num = rf"(?<![\w.]){NUMBER}"  # a number of its own, never the tail of a name (``dev_19.npz``)
+    for pattern in (rf"{val}[ _]*{m}\W*?{num}", rf"{val}\w*[ _-]+{last}\w*\W*?{num}",
+                    rf"{val}\w*\W*?{num}", rf"{m}\W*?{num}", rf"\b{last}\w*\W*?{num}"):
         found = re.findall(pattern, output, re.I)
         if found:
             return _float(found[-1])
@@ -241,20 +323,44 @@ class HParamAgent(BaseActor):
         self.rejected = False  # the last proposal was rejected by a reviewer, so it never ran
         self.validations_left = 0
         self.dev_prints_metric = False  # the dev script prints the task's metric (else a mean line)
+        self.measure_runs = False  # the task's [measure] names a script of its own, run per version
         self.gen: Generator[Proposal, None, None] | None = None
         self.log: list[str] = []
+        self.history: list[Step] = []  # a resumed run's steps, replayed into the search (start)
+        self.replayed = 0
 
     def extra_actions(self) -> Sequence[ActionSpec]:
         return ()
 
     def start(self, env: Environment, history: Sequence[Step]) -> None:
+        """A resumed run's search goes on where it stopped: the steps it took are replayed into
+        it (each proposal that matches the next recorded step is answered by that step's
+        observation, and the workspace is read as that step's snapshot has it), so it knows its
+        start, its trials and its best version as if never stopped."""
         self.env = env
         self.started = time.monotonic()
-        self.gen = self.search(env)
+        self.history = list(history)
+        self.replayed = 0
+        self.gen = self.search(_Replayed(env, self) if self.history else env)
+
+    @property
+    def replaying(self) -> bool:
+        return self.replayed < len(self.history)
 
     def propose(self, env: Environment) -> Proposal | None:
         try:
-            return next(self.gen)
+            while True:
+                p = next(self.gen)
+                if not self.replaying:
+                    return p
+                step = self.history[self.replayed]
+                if _key(p.action, p.args, p.meta) != _key(step.action, step.args, step.meta):
+                    self.history = self.history[:self.replayed]  # it went another way: live from here
+                    return p
+                self.replayed += 1
+                self.observe(p, Observation(text=step.observation, full_text=step.observation_full,
+                                            error=step.error, exit_code=step.exit_code,
+                                            seconds=step.seconds, data=step.data))
         except StopIteration:
             return None
 
@@ -294,20 +400,12 @@ class HParamAgent(BaseActor):
                 if _kind(env, h.file) != "file":
                     notes.append(f"[[hparams]] {h.name}: no file {h.file}")
                     continue
-                src = _source(env, h.file)
-                current = next((k.value for k in find_constants(src, h.file) if k.name == h.name), None)
-                if current is None:
-                    found = re.search(rf"^{re.escape(h.name)}\s*=\s*(.+)$", src, re.M)
-                    try:
-                        current = ast.literal_eval(found.group(1).split("#")[0].strip()) if found else None
-                    except (ValueError, SyntaxError):
-                        current = None
-                if not isinstance(current, (int, float)) or isinstance(current, bool):
-                    notes.append(f"[[hparams]] {h.name}: no module-level number {h.name} in {h.file}")
-                    continue
-                values = [v for v in h.values if v != current] or auto_candidates(h.name, current)
-                out.append(Knob(h.file, h.name, current, values))
-            return out, "" if out else "its [[hparams]] name no number the scripts define"
+                knob = declared_knob(h, _source(env, h.file))
+                if isinstance(knob, str):
+                    notes.append(knob)
+                else:
+                    out.append(knob)
+            return out, "" if out else "its [[hparams]] name nothing the scripts define"
         if task.timed:
             return [], ("it is a timed task: its numbers define the computation being timed, so "
                         "changing them changes what is computed, not how fast")
@@ -338,9 +436,14 @@ class HParamAgent(BaseActor):
         return (10**6 if left.max_steps is None else left.max_steps,
                 float("inf") if left.max_time is None else left.max_time)
 
-    def time_for_a_trial(self, env: Environment, slowest: float, steps: int = 2) -> bool:
+    def time_for_a_trial(self, env: Environment, slowest: float, steps: int = 2, first: bool = False) -> bool:
+        """Whether one more trial fits in the run's budget and the agent's own deadline; the
+        first trial is owed the run's budget alone (a slow task still gets a real attempt).
+        While a resumed run's trace is replayed, the trace says what fitted."""
+        if self.replaying:
+            return True
         steps_left, seconds = self.left(env)
-        if self.max_seconds is not None:
+        if self.max_seconds is not None and not first:
             seconds = min(seconds, self.max_seconds - (time.monotonic() - self.started))
         return steps_left >= steps + self.reserve_steps and seconds >= 2 * slowest
 
@@ -351,6 +454,8 @@ class HParamAgent(BaseActor):
         """The current version's number, by ``how`` (after its starting script ran): read from
         that run (``printed``), from a dev script's run (``dev``) or by Validate Submission
         (``validation``). None when it failed or was rejected (``self.rejected`` says which)."""
+        if how == "declared":
+            return (yield from self.declared(env, plan, trial))
         if how in ("printed", "proxy"):
             out = self.last.full_text or self.last.text
             proxy = None if how == "printed" else read_proxy(out)
@@ -371,11 +476,39 @@ class HParamAgent(BaseActor):
         self.validations_left = data.get("left", self.validations_left - 1)
         return None if self.last.error or self.rejected else data.get("value")
 
+    def declared(self, env: Environment, plan: Plan, trial: object) -> Generator[Proposal, None, float | None]:
+        """The number the task's ``[measure]`` pattern finds in its script's output (that script
+        run now, unless it is the starting script, which just ran)."""
+        measure = env.task.measure
+        script = measure.script or plan.start
+        if script != plan.start:
+            self.measure_runs = True
+            yield proposal(ExecuteArgs(script_name=script), trial=trial)
+        if self.last.error or self.rejected:
+            return None
+        found = re.findall(measure.pattern, self.last.full_text or self.last.text, re.M)
+        if not found:
+            return None
+        text = found[-1] if isinstance(found[-1], str) else found[-1][0]
+        try:
+            return _float(text)
+        except ValueError:
+            return None
+
     def how_to_measure(self, env: Environment, plan: Plan
                        ) -> Generator[Proposal, None, tuple[str, float | None, int]]:
         """(how, the starting version's number, direction) or ("", None, 0) with the reason in notes."""
         task = env.task
         direction = 1 if task.higher_is_better else -1
+        if task.measure is not None:  # the task says how: its word before any guess
+            value = yield from self.declared(env, plan, "start")
+            if value is not None:
+                better = task.measure.direction or task.direction
+                self.log.append(f"measured by [measure] in {task.measure.script or plan.start}'s output, "
+                                f"{better} is better")
+                return "declared", value, 1 if better == "higher" else -1
+            plan.notes.append(f"[measure]'s pattern found no number in "
+                              f"{task.measure.script or plan.start}'s output ({tail(self.last)})")
         printed = read_metric(self.last.full_text or self.last.text, task.metric)
         if printed is not None:
             return "printed", printed, direction
@@ -482,59 +615,89 @@ class HParamAgent(BaseActor):
         knobs = plan.knobs
         started_at = time.monotonic()
         how, best, direction = yield from self.how_to_measure(env, plan)
-        slowest += time.monotonic() - started_at if how in ("dev", "validation") else 0.0
+        slowest += time.monotonic() - started_at if how in ("dev", "validation", "declared") else 0.0
         if best is None:
+            ran = yield from self.blind(env, plan, knobs, slowest)
             raise _Ended(f"{submitted}. No search over {', '.join(k.name for k in knobs)}: no way to "
                          f"compare versions ({_notes(plan).lstrip('; ')}), so it kept the first "
-                         "working version.")
+                         f"working version. Tried unjudged: {'; '.join(ran) or 'nothing (no time)'}.")
         search = Search(plan, submitted, how, direction, start_score=best, best=best, slowest=slowest,
                         setting={k.name: k.value for k in knobs},
                         sources={k.file: _source(env, k.file) for k in knobs},
-                        todo={k.name: [sorted(v for v in k.candidates if v > k.value),
-                                       sorted((v for v in k.candidates if v < k.value), reverse=True)]
-                              for k in knobs})
-        self.log.append(f"start: {search.setting} -> {best:g}")
+                        todo={k.name: _sides(k) for k in knobs}, extra_run=self.measure_runs)
+        self.log.append(f"start: {_setting(search.setting)} -> {best:g}")
         return search
 
-    def next_value(self, env: Environment, search: Search, knob: Knob) -> float | int | None:
+    def blind(self, env: Environment, plan: Plan, knobs: list[Knob], slowest: float
+              ) -> Generator[Proposal, None, list[str]]:
+        """With no way to compare versions, each knob's first value is still run once (does the
+        changed script run?) and the start is put back: an attempt whose result is said, never
+        a guess kept. Returns what each run did."""
+        sources = {k.file: _source(env, k.file) for k in knobs}
+        ran: list[str] = []
+        dirty: set[str] = set()
+        for knob in knobs:
+            if not self.time_for_a_trial(env, slowest, first=not ran):
+                break
+            value = knob.candidates[0]
+            for other in sorted(dirty - {knob.file}):
+                yield proposal(WriteFileArgs(file_name=other, content=sources[other]), WRITE, trial="restore")
+                dirty.discard(other)
+            edited = set_value(sources[knob.file], knob, value)
+            yield proposal(WriteFileArgs(file_name=knob.file, content=edited), WRITE, trial={knob.name: value})
+            if self.rejected:
+                continue
+            dirty.add(knob.file)
+            yield proposal(ExecuteArgs(script_name=plan.start), trial={knob.name: value})
+            if not self.rejected:
+                ran.append(f"{knob.name}={_shown(value)} " + (f"failed ({tail(self.last, 120)})"
+                                                             if self.last.error else "ran"))
+        for file in sorted(dirty):
+            yield proposal(WriteFileArgs(file_name=file, content=sources[file]), WRITE, trial="best")
+        if dirty:
+            yield proposal(ExecuteArgs(script_name=plan.start), trial="best")
+        return ran
+
+    def next_value(self, env: Environment, search: Search, knob: Knob) -> Value | None:
         """The knob's next value, or None once its line search is over. A trial that would not
         fit in the time, steps or validations left is never begun: half a trial measures nothing."""
         sides = search.todo[knob.name]
         while sides and not sides[0]:
             sides.pop(0)
-        if (not sides or not self.time_for_a_trial(env, search.slowest, search.steps_per_trial)
+        if (not sides or not self.time_for_a_trial(env, search.slowest, search.steps_per_trial,
+                                                   first=search.tried == 0)
                 or (search.how == "validation" and self.validations_left < 1)):
             search.todo[knob.name] = []
             return None
         return sides[0].pop(0)
 
-    def trial(self, env: Environment, search: Search, knob: Knob, value: float | int
+    def trial(self, env: Environment, search: Search, knob: Knob, value: Value
               ) -> Generator[Proposal, None, None]:
         """One number changed from the best version (other files put back first), so that what
         the score does is that number's doing. A step the reviewer rejects never ran: the trial
         ends there, unjudged, and is logged as not tried."""
         search.tried += 1
         yield from self.restore_others(search, knob.file)
-        edited = set_value(search.sources[knob.file], knob, value)
+        edited = set_value(search.sources[knob.file], knob, value, search.setting[knob.name])
         yield proposal(WriteFileArgs(file_name=knob.file, content=edited), WRITE, trial={knob.name: value})
         if self.rejected:  # never written, never run: not a trial
-            self.log.append(f"{knob.name}={value!r} rejected by the reviewer, not tried")
+            self.log.append(f"{knob.name}={_shown(value)} rejected by the reviewer, not tried")
             return
         search.dirty.add(knob.file)
         search.last_is_best = False  # the workspace now differs from the best version
         began = time.monotonic()
         yield proposal(ExecuteArgs(script_name=search.plan.start), trial={knob.name: value})
         if self.rejected:
-            self.log.append(f"{knob.name}={value!r} rejected by the reviewer, not tried")
+            self.log.append(f"{knob.name}={_shown(value)} rejected by the reviewer, not tried")
             return
         score = None if self.last.error else (
             yield from self.measure(env, search.plan, search.how, {knob.name: value}))
         if self.rejected:
-            self.log.append(f"{knob.name}={value!r}: its measurement was rejected, not compared")
+            self.log.append(f"{knob.name}={_shown(value)}: its measurement was rejected, not compared")
             return
-        search.slowest = max(search.slowest, time.monotonic() - began if search.how in ("dev", "validation")
+        search.slowest = max(search.slowest, time.monotonic() - began if search.how in ("dev", "validation", "declared")
                              else self.last.seconds)
-        self.log.append(f"{knob.name}={value!r} -> {score if score is not None else 'failed'}")
+        self.log.append(f"{knob.name}={_shown(value)} -> {score if score is not None else 'failed'}")
         search.judge(knob, value, score, edited)
 
     def restore_others(self, search: Search, file: str) -> Generator[Proposal, None, None]:
@@ -565,12 +728,79 @@ class HParamAgent(BaseActor):
                               "twice that)")
         measured = {"printed": f"{env.task.metric} as {script} prints it",
                     "proxy": f"the mean line {script} prints", "dev": f"what {dev} prints",
-                    "validation": f"validation {env.task.metric} (Validate Submission)"}[search.how]
-        return (f"{search.submitted}; best setting {search.setting}: {measured} {search.best:g}, from "
-                f"{search.start_score:g} unchanged{_notes(plan)}. Trials: " + "; ".join(self.log))
+                    "validation": f"validation {env.task.metric} (Validate Submission)",
+                    "declared": f"the number [measure] finds in {(env.task.measure.script if env.task.measure else None) or script}'s output"}[search.how]
+        return (f"{search.submitted}; best setting {_setting(search.setting)}: {measured} {search.best:g}, from "
+                f"{search.start_score:g} for the starting script{_notes(plan)}. Trials: " + "; ".join(self.log))
 
     def final(self, text: str) -> Proposal:
         return proposal(FinalAnswerArgs(final_answer=f"Hyperparameter search baseline: {text}"))
+
+
+def _sides(knob: Knob) -> list[list[Value]]:
+    """A knob's values still to try: a number's line search (upwards first, then downwards);
+    otherwise each value in the order declared, a side of its own (an enum has no order to walk)."""
+    if knob.numeric:
+        return [sorted(v for v in knob.candidates if v > knob.value),
+                sorted((v for v in knob.candidates if v < knob.value), reverse=True)]
+    return [[v] for v in knob.candidates]
+
+
+def _key(action: str, args: object, meta: dict) -> tuple:
+    """What makes a proposal the same as a recorded step: the action, its file or script, what
+    it writes, and which trial it belongs to."""
+    args = args if isinstance(args, dict) else {}
+    return (action, args.get("script_name"), args.get("file_name"), args.get("content"),
+            json.dumps((meta or {}).get("trial"), sort_keys=True))
+
+
+class _Replayed:
+    """The Environment as the search sees it while a resumed run's trace is replayed: the
+    workspace read as the snapshot after the last replayed step has it (the live workspace is
+    the state after the interrupt, not what the search saw then); live once replay ends."""
+
+    def __init__(self, env: Environment, agent: HParamAgent) -> None:
+        self._env, self._agent = env, agent
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._env, name)
+
+    def _files(self) -> tuple[str, dict[str, object]] | None:
+        agent, run = self._agent, self._env.run
+        if not agent.replaying or run is None:
+            return None
+        k = agent.replayed
+        label = (agent.history[k - 1].snapshot if k else None) or f"{k:05d}"
+        try:
+            return label, run.snapshots.load(label).files
+        except (OSError, ValueError, RuntimeError):  # SnapshotError is a RuntimeError
+            return None
+
+    def read_text(self, name: str, limit: int) -> str:
+        seen = self._files()
+        if seen is None:
+            return self._env.read_text(name, limit)
+        try:
+            return self._env.run.snapshots.read(seen[0], name.removeprefix("./"), limit).decode("utf-8", "replace")
+        except (OSError, KeyError, ValueError, RuntimeError):
+            return self._env.read_text(name, limit)
+
+    def file_kind(self, name: str) -> str | None:
+        self._env.guard.relative(name)  # the same refusals as the live workspace's
+        seen = self._files()
+        if seen is None:
+            return self._env.file_kind(name)
+        rel = name.removeprefix("./").rstrip("/")
+        if rel in seen[1]:
+            return "file"
+        return "dir" if rel in (".", "") or any(f.startswith(rel + "/") for f in seen[1]) else None
+
+    def list_folder(self, name: str = ".") -> list[tuple[str, str]]:
+        seen = self._files()
+        if seen is None or name not in (".", "./", ""):
+            return self._env.list_folder(name)
+        top = {f.split("/", 1)[0]: ("dir" if "/" in f else "file") for f in seen[1]}
+        return sorted(top.items())
 
 
 class _Ended(Exception):
@@ -588,19 +818,20 @@ class Search:
     start_score: float
     best: float
     slowest: float  # seconds the slowest version took to run and measure
-    setting: dict[str, float | int]  # the best version's value of each knob
+    setting: dict[str, Value]  # the best version's value of each knob
     sources: dict[str, str]  # the best version of each file a knob is in
     # per knob: the values still to try, upwards first, then downwards (a line search each)
-    todo: dict[str, list[list[float | int]]]
+    todo: dict[str, list[list[Value]]]
     dirty: set[str] = field(default_factory=set)  # files the workspace has in another version
     last_is_best: bool = True  # the workspace's outputs are the best version's
     tried: int = 0
+    extra_run: bool = False  # a [measure] script runs after the starting script in each trial
 
     @property
     def steps_per_trial(self) -> int:
-        return 2 + (self.how == "dev") + (self.how == "validation")
+        return 2 + (self.how in ("dev", "validation")) + (self.how == "declared" and self.extra_run)
 
-    def judge(self, knob: Knob, value: float | int, score: float | None, edited: str) -> None:
+    def judge(self, knob: Knob, value: Value, score: float | None, edited: str) -> None:
         """Keep a better version and walk on the same way; else this way has stopped helping:
         turn to the other way, or end the knob's line search once its value has moved."""
         sides = self.todo[knob.name]
@@ -608,12 +839,39 @@ class Search:
         if self.last_is_best:
             self.best, self.setting[knob.name] = score, value
             self.sources[knob.file], self.dirty = edited, set()
-            if len(sides) == 2:
+            if len(sides) == 2 and knob.numeric:
                 sides.pop()  # improving upwards: no need to try downwards
         else:
             sides.pop(0)
             if self.setting[knob.name] != knob.value:
                 sides.clear()
+
+
+def _assigned(source: str, name: str) -> Value | None:
+    """The number or string a module-level ``name = ...`` assigns (None: none such)."""
+    current = next((k.value for k in find_constants(source, "") if k.name == name), None)
+    if current is not None:
+        return current
+    found = re.search(rf"^{re.escape(name)}\s*(?::[^=\n]+)?=\s*(.+)$", source, re.M)
+    try:
+        current = ast.literal_eval(found.group(1).split("#")[0].strip()) if found else None
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return current if isinstance(current, (int, float, str)) and not isinstance(current, bool) else None
+
+
+def _shown(value: Value) -> str:
+    """A value as the Final Answer says it: a number or a short string as Python writes it, a
+    block of code by its first line, cut."""
+    if not isinstance(value, str) or (len(value) <= 30 and "\n" not in value):
+        return repr(value)
+    lines = [line.strip() for line in value.splitlines() if line.strip()]
+    first = lines[0] if lines else ""
+    return repr(first[:29] + "…") + (f" ({len(lines)} lines)" if len(lines) > 1 else "")
+
+
+def _setting(setting: dict[str, Value]) -> str:
+    return "{" + ", ".join(f"{name!r}: {_shown(v)}" for name, v in setting.items()) + "}"
 
 
 def _notes(plan: Plan) -> str:

@@ -86,7 +86,7 @@ class Meter:
         except ModelError as err:
             message = redact(str(err), secret_values())
             self._log(model.name, role, messages, tools, None, time.perf_counter() - start, message)
-            raise ModelError(message) from err  # the run's status_reason never holds a key
+            raise ModelError(message, unreachable=err.unreachable) from err  # no key in status_reason
         self.record(model.name, role, messages, tools, reply, time.perf_counter() - start)
         return reply
 

@@ -20,6 +20,7 @@ from environments.acting.actions import ActionSpec
 from environments.acting.environment import Environment
 from environments.acting.observation import Observation
 from environments.record.runs import Step
+from environments.untrusted.words import plural
 
 SYSTEM = ("You are a research assistant working on a machine learning research problem. Use the "
           "tools to inspect files, edit and run scripts. Call exactly one tool at a time. When you "
@@ -45,7 +46,7 @@ class LangChainAgent(BaseActor):
         self.chat = self.model.runnable(self.tools)
         self.messages = [SystemMessage(SYSTEM.format(problem=env.task.research_problem)),
                          HumanMessage("Begin." if not history else
-                                      f"Resume: {len(history)} steps are done; the last observation:\n"
+                                      f"Resume: done so far: {plural(len(history), 'step')}; the last observation:\n"
                                       f"{history[-1].observation}")]
 
     def propose(self, env: Environment) -> Proposal | None:

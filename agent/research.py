@@ -130,7 +130,7 @@ class ResearchAgent(BaseActor):
 
     def observe(self, proposal: Proposal, obs: Observation) -> None:
         if self.tools.fatal is not None:
-            raise ActorError(f"an LLM-backed action failed: {self.tools.fatal}")
+            raise ActorError(f"an LLM-backed action failed: {self.tools.fatal}") from self.tools.fatal
         fields = proposal.meta.get("fields", {})
         self.plan = fields.get("Research Plan and Status", self.plan)
         summary = None

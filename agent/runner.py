@@ -14,6 +14,7 @@ from typing import Any
 
 from agent.actor import Actor, ActorError, StoppedWhileWaiting
 from agent.config import ActorConfig, Kind
+from agent.models.base import unreachable_model
 from agent.models.providers import default_fast, provider_of
 from environments.acting.environment import environment_for_run
 from environments.acting.help_request import HelpDesk, ScriptedAnswers, Unattended
@@ -239,10 +240,14 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
             reason = _closing_step(run, env, actor, hooks, reason)
     except ActorError as err:
         status, reason = "error", str(err)
+        if unreachable_model(err):  # no answer ever came: the machine's failure, resumable
+            reason = (f"{err}; the model could not be reached: an infrastructure failure, not the "
+                      f"model's: resume to continue after step {run.meta.totals.steps}")
+            run.meta.infrastructure = True
     except StoppedWhileWaiting:
         status, reason = "interrupted", "stopped by the user"
     except KeyboardInterrupt:
-        status, reason = "interrupted", "interrupted (Ctrl-C); resume with --resume"
+        status, reason = "interrupted", "Ctrl-C; resume with --resume"
     except SandboxLost as lost:  # not the actor's doing: its step is not recorded (Environment)
         status, reason = "error", (f"{lost}; an infrastructure failure, not the actor's: resume "
                                    f"to continue after step {run.meta.totals.steps}")

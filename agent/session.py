@@ -160,6 +160,8 @@ def _score(run: RunDir, step: int | None, every_step: bool, points: int | None, 
     )
 
     task = run.task()
+    if step is None and run.meta.status == "error" and run.meta.infrastructure:
+        return [_infrastructure_result(run, task)]
     try:
         ensure_baseline(task, runs=baseline_runs, sandbox=backend, on_measure=on_measure)
     except BaselineError:  # the unmodified task cannot run: scored, with no baseline known
@@ -178,6 +180,21 @@ def _score(run: RunDir, step: int | None, every_step: bool, points: int | None, 
     curve = score_steps(run, task, points=points, sandbox=backend, progress=progress,
                         known={index: result})
     return curve if curve and curve[-1] is result else [*curve, result]
+
+
+def _infrastructure_result(run: RunDir, task: TaskSpec) -> Score:
+    """The result of a run that ended on an infrastructure failure (its model never reached, its
+    sandbox lost): nothing of the actor's to judge, so no eval runs and the result, recorded in
+    ``score.json``, is that failure (reports count it apart from the actor's failures) until the
+    run is resumed and ends by itself."""
+    from environments.scoring.evaluate import EvalResult
+    from environments.scoring.score import make_score
+
+    detail = ("the run ended on an infrastructure failure, not the actor's, so nothing was evaluated; "
+              f"continue it with `labcoat run --resume {run.path}`, then score it")
+    score = make_score(task, EvalResult(failure="infrastructure", detail=detail), len(run.steps()))
+    run.write_json("score.json", score.model_dump())
+    return score
 
 
 class SessionError(ValueError):

@@ -33,6 +33,7 @@ from agent.config import ActorConfig
 from environments.record.runs import Budgets
 from environments.record.snapshots import _fsync_write
 from environments.reports import RunRecord, load_runs, step_value
+from environments.reports.records import OnSkip
 from environments.scoring.timing import t975
 
 SPEC_FILE = "uplift.json"
@@ -221,10 +222,12 @@ class UpliftReport(BaseModel):
     pairs: list[Pair]
 
 
-def uplift_report(root: str | Path) -> UpliftReport:
-    """Read both arms' runs back and pair them (reading is all it does)."""
+def uplift_report(root: str | Path, on_skip: OnSkip | None = None) -> UpliftReport:
+    """Read both arms' runs back and pair them (reading is all it does); ``on_skip`` is told
+    each run folder that cannot be read (``load_runs``), which then pairs as missing."""
     spec = open_uplift(root, None)
-    arms = {tools: load_runs(arm_dir(root, tools)) if arm_dir(root, tools).is_dir() else []
+    arms = {tools: load_runs(arm_dir(root, tools), on_skip=on_skip)
+            if arm_dir(root, tools).is_dir() else []
             for tools in ARMS}
     pairs = pair_runs(arms[True], arms[False], spec.models, spec.seeds)
     from environments.task.suite import resolve_task

@@ -19,9 +19,12 @@ the host's own reads between commands (snapshots, scoring) see it through the mo
   sparse) and hard links (a file linked many times is copied once), so nothing a command left
   can redirect a copy or make it larger than the image.
 * **A killed owner.** Images are named ``labcoat-quota-<pid>-<start time>-<random>.img`` (the
-  way :mod:`sandbox.cgroups` names groups); the next quota opened in any labcoat process finds
-  the mounts whose owner is gone, copies them back, unmounts and deletes them (an image still
-  being copied into, ``.part``, or already copied back, ``.done``, is only dropped).
+  way :mod:`sandbox.cgroups` names groups); every labcoat start (any command:
+  :func:`recover_at_start`, which only reads ``/proc/self/mountinfo`` unless a dead owner's
+  image is mounted) and the next quota opened in any labcoat process find the mounts whose
+  owner is gone, copy them back, unmount and delete them (an image still being copied into,
+  ``.part``, or already copied back, ``.done``, is only dropped). So a run killed with SIGKILL
+  (the OOM killer, a closed terminal) leaves its run folder removable after the next command.
 * **Elsewhere** (not root, no loop devices, e.g. inside a container) there is no quota: the
   backends say so in ``isolation()``/``describe()`` and once in the log.
 """
@@ -573,9 +576,60 @@ def _owner_gone(name: str) -> bool:
     return bool(m) and owner_start_time(int(m.group(1))) != m.group(2)
 
 
-def recover_stale() -> list[str]:
+#: what :func:`recover_at_start` recovered in this process (``labcoat sandbox check`` says it)
+recovered_at_start: list[str] = []
+
+
+def stale_mounts() -> list[str]:
+    """The mount points of quota images whose owner is gone: cheap (one read of
+    ``/proc/self/mountinfo``; a loop device's backing file only where one is mounted)."""
+    try:
+        mounts = _mounts()
+    except (OSError, ValueError, IndexError):
+        return []
+    found = []
+    for point, _, source in mounts:
+        if not source.startswith("/dev/loop"):
+            continue
+        image = Path(_backing_file(source).removesuffix(" (deleted)"))
+        if image.parent == IMAGE_DIR and _owner_gone(image.name):
+            found.append(point)
+    return found
+
+
+def recover_at_start() -> list[str]:
+    """At every labcoat start: recover the workspaces a killed labcoat process left mounted
+    (:func:`recover_stale`), so a run folder never stays busy until the next sandbox opens.
+    Nothing but a read of the mount table when none is left (or when not root, which cannot
+    unmount); never raises (a start must not fail on it: the next quota opened tries again)."""
+    if os.geteuid() != 0 or not stale_mounts():
+        return []
+    try:
+        with _lock:
+            found = recover_stale(say=False)
+    except OSError as err:
+        log.error("could not recover the workspaces left mounted by a killed labcoat: %s", err)
+        return []
+    recovered_at_start.extend(found)
+    return found
+
+
+def recovery_line() -> str:
+    """What ``labcoat sandbox check`` says of the mounts killed runs leave behind."""
+    if os.geteuid() != 0:
+        return "quota mounts left by killed runs: none possible (no quotas without root)"
+    done = (f"this start recovered {len(recovered_at_start)}, named above"
+            if recovered_at_start else "none found at this start")
+    left = stale_mounts()
+    still = f"; {len(left)} NOT recovered: {', '.join(left)}" if left else ""
+    return ("quota mounts left by killed runs: unmounted and copied back at every labcoat "
+            f"start ({done}{still})")
+
+
+def recover_stale(say: bool = True) -> list[str]:
     """Copy back, unmount and delete the quota images of labcoat processes that are gone (a
-    host killed with SIGKILL runs no ``close``); the workspaces recovered."""
+    host killed with SIGKILL runs no ``close``); the workspaces recovered (``say``: logged
+    too; the CLI's start says it in its own words)."""
     recovered: list[str] = []
     try:
         _image_dir()
@@ -603,7 +657,7 @@ def recover_stale() -> list[str]:
                 log.warning("deleting %s: its owner is gone and it is mounted nowhere (the "
                             "run's snapshots hold what its commands wrote)", image)
                 image.unlink(missing_ok=True)
-    if recovered:
+    if recovered and say:
         log.warning("recovered %d workspace(s) left mounted by a labcoat process that died: %s",
                     len(recovered), ", ".join(recovered))
     return recovered

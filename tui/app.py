@@ -94,11 +94,57 @@ class LabcoatApp(App):
             from environments.record.runs import RunDir
             from tui.screens.run import RunScreen
 
-            self.push_screen(RunScreen(RunDir.open(link.run)))
+            self.push_screen(RunScreen(RunDir.open(link.run, newer_ok=True)))
         elif link.task and link.model:
             self.start_agent(link.task, ActorConfig(model=link.model), Budgets(), link.confirm)
         elif link.task:
             self.start_human(link.task)
+
+    # Quitting: a live run ends with the app, so `q` asks first (as Escape and `S` do on the
+    # Run screen), then stops it in sight (StoppingScreen) rather than behind a blank terminal.
+    quitting = False
+
+    def live_run_screens(self) -> list:
+        """The Run screens (anywhere in the stack) whose run is live and driven here."""
+        from tui.screens.run_base import RunScreenBase
+
+        return [s for s in self.screen_stack if isinstance(s, RunScreenBase)
+                and (s.agent is not None or s.human is not None) and s.is_live]
+
+    async def action_quit(self) -> None:
+        if self.quitting:
+            return  # stopping already: the screen says so
+        live = self.live_run_screens()
+        if not live:
+            self.exit()
+            return
+        from tui.screens.ask import AskScreen
+
+        ids = ", ".join(s.run.meta.run_id for s in live)
+        question = (f"Quit labcoat? The live run {ids} ends interrupted (not scored now: `c` on the "
+                    "Runs screen scores it, `u` resumes it).")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.quit_after_stopping(live)
+
+        self.push_screen(AskScreen(question, "Stop and quit", "Keep running"), answered)
+
+    def quit_after_stopping(self, screens: list) -> None:
+        from tui.screens.stopping import StoppingScreen
+
+        self.quitting = True  # runs that end now are not scored on the way out
+        self.push_screen(StoppingScreen([s.run.meta.run_id for s in screens]))
+        self._stop_then_exit(screens)
+
+    @work(thread=True, exclusive=True, group="quit")
+    def _stop_then_exit(self, screens: list) -> None:
+        for screen in screens:
+            if screen.agent is not None:
+                screen.agent.close()
+            if screen.human is not None:
+                screen.human.close()
+        self.call_from_thread(self.exit)
 
     def action_help(self) -> None:
         """labcoat's help for the screen shown (its purpose and the keys that apply now)."""
@@ -120,8 +166,10 @@ class LabcoatApp(App):
 
     # Scoring: as the CLI does when a run ends; a thread, since an eval can take minutes.
     def on_run_ended(self, message: RunEnded) -> None:
-        """Every run the TUI drove is scored when it ends (a screen's RunEnded bubbles here)."""
-        self.score_run(message.run.path)
+        """Every run the TUI drove is scored when it ends (a screen's RunEnded bubbles here),
+        but not one stopped on the way out: its eval would hold the closing terminal."""
+        if not self.quitting:
+            self.score_run(message.run.path)
 
     @work(thread=True, group="score")
     def score_run(self, run_path: Path, all_steps: bool = False) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from environments.scoring.score import Score, load_scores
+from environments.untrusted.words import failure_text, gain, metric
 
 
 def score(run_path: Path, all_steps: bool = False) -> Score:
@@ -22,11 +23,16 @@ def score(run_path: Path, all_steps: bool = False) -> Score:
 def score_line(s: Score) -> str:
     """One line for a person: value, improvement, verdict (the CLI's ``print_score``, plain)."""
     if s.value is None:
-        return f"score: failed ({s.failure}) {s.detail[:200]}"
-    imp = "n/a" if s.improvement is None else f"{s.improvement:+.1%}"
+        if s.failure == "infrastructure":
+            return f"score: not scored (infrastructure failure): {failure_text(s.detail, 200)}"
+        return f"score: failed ({s.failure}) {failure_text(s.detail, 200)}"
     verdict = "success" if s.success else "below threshold"
-    return f"score: {s.metric} = {s.value:.5g} (baseline {s.baseline:.5g}, {imp}) → {verdict}" \
-        if s.baseline is not None else f"score: {s.metric} = {s.value:.5g} → {verdict}"
+    if s.baseline is None:
+        return f"score: {s.metric} = {metric(s.value)} → {verdict}"
+    line = f"score: {s.metric} = {metric(s.value)} (baseline {metric(s.baseline)}, {gain(s.improvement)}) → {verdict}"
+    if s.baseline_why.startswith("the mean of"):  # a few percent off 0% may be noise: say so here
+        line += f"; baseline: {s.baseline_why}"
+    return line
 
 
 def curve(run_path: Path) -> list[tuple[int, float]]:

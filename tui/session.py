@@ -16,7 +16,7 @@ from collections.abc import Callable
 from agent.actor import Actor, Proposal, StoppedWhileWaiting
 from agent.approval import ApprovingActor, Decision, PersonReview, ReviewSettings
 from agent.config import ActorConfig
-from agent.human import HumanActor, HumanRun, RunOver
+from agent.human import CLOSE_GRACE, HumanActor, HumanRun, RunOver
 from agent.runner import RunHooks, drive
 from environments.acting.actions import ActionSpec
 from environments.acting.help_request import PersonDesk
@@ -128,6 +128,8 @@ class AgentSession(FormPrefills, RunHooks):
         self.on_help: Callable[[str], None] = lambda request: None
         self.help_desk = PersonDesk(notify=lambda request: self.on_help(request))
         self.actor: Actor = ApprovingActor(actor, self.review)
+        #: set once ``run_to_end`` has returned (the run ended and its sandbox closed)
+        self.finished = threading.Event()
         if confirm:
             self._keep_settings()
 
@@ -208,8 +210,23 @@ class AgentSession(FormPrefills, RunHooks):
     # --- the worker thread ---------------------------------------------------------------
     def run_to_end(self) -> RunDir:
         """Blocking: drive the run until it ends. Call from a worker thread."""
-        drive(self.run, self.task, self.actor, hooks=self)
+        try:
+            drive(self.run, self.task, self.actor, hooks=self)
+        finally:
+            self.finished.set()
         return self.run
+
+    def close(self, grace: float = CLOSE_GRACE) -> None:
+        """Stop the run and wait for ``drive`` to end (from any thread but the UI's): a step
+        still running gets ``grace`` seconds, then its sandbox is closed under it, as
+        ``HumanRun.close`` does for a person's run (quitting must not wait for a long script)."""
+        self.stop()
+        if self.finished.wait(grace):
+            return
+        env = getattr(self.actor, "env", None)
+        if env is not None:
+            env.sandbox.close()
+        self.finished.wait(grace)
 
     def before_step(self, run: RunDir) -> None:
         if not self._running.is_set():

@@ -41,7 +41,27 @@ def clean_value(value: Any) -> Any:
 
 
 class ModelError(RuntimeError):
-    """A model call failed for good (retries spent, bad key, malformed response)."""
+    """A model call failed for good (retries spent, bad key, malformed response).
+
+    ``unreachable``: no try reached the model (every one refused, reset or unresolved before an
+    answer): the machine's failure, not the model's, so the run ends as an infrastructure
+    failure (``RunMeta.infrastructure``) and is not scored as the model's attempt."""
+
+    def __init__(self, message: str, *, unreachable: bool = False) -> None:
+        super().__init__(message)
+        self.unreachable = unreachable
+
+
+def unreachable_model(err: BaseException | None) -> bool:
+    """Whether ``err`` or an error it was raised from is a :class:`ModelError` that never
+    reached its model (actors wrap it: ``raise ActorError(...) from err``)."""
+    seen: set[int] = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, ModelError) and err.unreachable:
+            return True
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return False
 
 
 class ModelConfigError(ValueError):

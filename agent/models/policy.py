@@ -75,6 +75,7 @@ class Failure:
     reason: str
     retry: bool
     wait: float | None = None  # what the server asked for (retry-after), else backoff
+    connection: bool = False  # the model was not reached (refused, reset, no such host)
 
 
 def retry_after(headers: Any) -> float | None:
@@ -123,7 +124,8 @@ def classify(err: Exception, timeout: float) -> Failure:
         return Failure(f"{name}: no answer within {timeout:g} s", True)
     if "Connection" in name:
         cause = err.__cause__ or err.__context__
-        return Failure(f"{name}: {type(cause).__name__ + ': ' if cause else ''}{cause or err}", True)
+        return Failure(f"{name}: {type(cause).__name__ + ': ' if cause else ''}{cause or err}", True,
+                       connection=True)
     if isinstance(err, (Malformed, json.JSONDecodeError, pydantic.ValidationError, UnicodeError,
                         TypeError, AttributeError, KeyError)) or "ResponseValidation" in name:
         return Failure(f"malformed response ({name}: {err})", True)
@@ -134,6 +136,7 @@ def call_with_retries(label: str, policy: CallPolicy, attempt: Callable[[float],
     """``attempt(timeout)`` until it returns, within the policy; its reply, with the retries taken."""
     start = time.monotonic()
     retries = 0
+    answered = False  # some try reached the model: a later connection failure is not "unreachable"
     while True:
         left = policy.deadline - (time.monotonic() - start)
         timeout = min(policy.timeout, max(left, 0.05))
@@ -144,19 +147,25 @@ def call_with_retries(label: str, policy: CallPolicy, attempt: Callable[[float],
             return reply
         except Exception as err:  # noqa: BLE001 - sorted by classify; the rest is re-raised as ModelError
             failure = classify(err, timeout)
+        answered = answered or not failure.connection
+        unreachable = not answered
         left = policy.deadline - (time.monotonic() - start)
         tries = f"{retries + 1} {'try' if retries == 0 else 'tries'}"
         if not failure.retry:
-            raise ModelError(one_line(f"{label}: {failure.reason}", REASON_CHARS))
+            raise ModelError(one_line(f"{label}: {failure.reason}", REASON_CHARS),
+                             unreachable=unreachable)
         if retries >= policy.max_retries:
-            raise ModelError(one_line(f"{label}: {failure.reason} ({tries}, retries spent)", REASON_CHARS))
+            raise ModelError(one_line(f"{label}: {failure.reason} ({tries}, retries spent)", REASON_CHARS),
+                             unreachable=unreachable)
         wait = failure.wait if failure.wait is not None else policy.wait(retries)
         if failure.wait is not None and wait > left:
             raise ModelError(one_line(f"{label}: {failure.reason}; its retry-after of {wait:g} s is past "
-                                      f"the call's deadline ({left:.0f} s left)", REASON_CHARS))
+                                      f"the call's deadline ({left:.0f} s left)", REASON_CHARS),
+                             unreachable=unreachable)
         if left - wait < 0.05:
             raise ModelError(one_line(f"{label}: {failure.reason}; the call's deadline of "
-                                      f"{policy.deadline:g} s is spent ({tries})", REASON_CHARS))
+                                      f"{policy.deadline:g} s is spent ({tries})", REASON_CHARS),
+                             unreachable=unreachable)
         time.sleep(wait)
         retries += 1
 

@@ -41,6 +41,7 @@ from environments.acting.low_level import (
 from environments.acting.observation import Observation
 from environments.acting.validation import VALIDATE, validations_used
 from environments.record.runs import Step
+from environments.untrusted.words import plural
 
 WRITE, EXECUTE = WRITE_FILE, EXECUTE_SCRIPT  # Write File shares its model with Append File
 RESTORE = RESTORE_WORKSPACE.name
@@ -232,9 +233,9 @@ class TreeAgent(BaseActor):
 
     def summary(self, env: Environment, best: Node | None) -> str:
         j = self.journal
-        counts = (f"{len(j.nodes)} nodes ({len(j.drafts)} drafts, "
-                  f"{sum(n.kind == 'improve' for n in j.nodes)} improvements, "
-                  f"{sum(n.kind == 'debug' for n in j.nodes)} debugs; {len(j.buggy)} failed)")
+        counts = (f"{plural(len(j.nodes), 'node')} ({plural(len(j.drafts), 'draft')}, "
+                  f"{plural(sum(n.kind == 'improve' for n in j.nodes), 'improvement')}, "
+                  f"{plural(sum(n.kind == 'debug' for n in j.nodes), 'debug')}; {len(j.buggy)} failed)")
         if best is None:
             return (f"Solution tree: {counts}; none ran and reported a validation "
                     f"{env.task.metric}, so {self.script} is the starting script.")

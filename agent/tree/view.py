@@ -90,7 +90,7 @@ def regular_file(path: Path) -> bool:
 def run_metric(run: RunDir) -> tuple[str, bool]:
     """The run's task metric and direction (how a node's printed value is read): from the
     prepared task, else from ``score.json``, else unnamed and higher-is-better. One reading for
-    every view (the TUI's Tree tab, ``labcoat report --tree``)."""
+    every view (the TUI's Tree tab, ``labcoat report tree``)."""
     try:
         task = load_task(run.meta.task_root, run.meta.task)
         return task.metric, task.higher_is_better

@@ -15,10 +15,12 @@ from environments.record.runs import (
     ForkOrigin,
     RunDir,
     RunMeta,
+    RunReadError,
     RunStatus,
     Step,
     Totals,
     now,
+    read_meta,
 )
 from environments.record.snapshots import Manifest, SnapshotError, SnapshotStore
 
@@ -33,6 +35,7 @@ __all__ = [
     "RunDir",
     "RunManifest",
     "RunMeta",
+    "RunReadError",
     "RunStatus",
     "SnapshotError",
     "SnapshotStore",
@@ -40,4 +43,5 @@ __all__ = [
     "Totals",
     "ValidationCall",
     "now",
+    "read_meta",
 ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import stat
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -20,7 +21,9 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     SerializeAsAny,
+    ValidationError,
     computed_field,
     model_validator,
 )
@@ -33,7 +36,10 @@ from environments.task.spec import TaskSpec
 from sandbox.fs import WorkspaceError, WorkspaceFS, copy_tree
 
 BudgetStatus = Literal["max_steps", "max_time", "max_tokens", "max_cost"]
-RunStatus = Literal["created", "running", "finished", "error", "interrupted", BudgetStatus]
+RunStatus = Literal["created", "running", "finished", "error", "interrupted", BudgetStatus,
+                    "unknown"]
+#: what this version writes; ``unknown`` is only ever read (:func:`read_meta`, ``newer_ok``)
+KNOWN_STATUSES: frozenset[str] = frozenset(get_args(RunStatus)) - {"unknown"}
 #: a budget ran out (the status is the budget's name): the run ended, cleanly
 BUDGET_STATUSES: frozenset[str] = frozenset(get_args(BudgetStatus))
 #: the run ended by itself (a Final Answer, its actor stopping, a budget): it can be scored
@@ -219,6 +225,12 @@ class RunMeta(BaseModel):
     updated_at: str = Field(default_factory=now)
     finished_at: str | None = None
     totals: Totals = Field(default_factory=Totals)
+    #: the status a newer labcoat wrote, when ``status`` reads ``unknown`` (:func:`read_meta`)
+    _newer_status: str | None = PrivateAttr(None)
+
+    @property
+    def newer_status(self) -> str | None:
+        return self._newer_status
 
     @computed_field
     @property
@@ -262,6 +274,60 @@ class RunMeta(BaseModel):
         if isinstance(data.get("budgets"), dict):
             data["budgets"] = {k: v for k, v in data["budgets"].items() if k in Budgets.model_fields}
         return data
+
+
+class RunReadError(ValueError):
+    """A ``run.json`` that cannot be read as a run: the message is one line naming the file and
+    what is wrong, so every front end can show it as it is (a usage error, a skipped folder)."""
+
+
+def _first_error(err: ValidationError) -> str:
+    """A pydantic error as one short phrase: where, and what (not its many-line report)."""
+    first = err.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in first["loc"]) or "the file"
+    more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
+    return f"{where}: {first['msg']}{more}"
+
+
+def read_meta(path: str | Path, *, newer_ok: bool = False) -> RunMeta:
+    """The ``run.json`` of the run folder ``path``, or :class:`RunReadError` saying in one line
+    why not (missing, unreadable, empty, not JSON, not a run).
+
+    A status this version does not know is a run written by a newer labcoat. A reader that
+    only shows runs (``newer_ok``: reports) reads it as ``unknown`` and keeps the status in
+    :attr:`RunMeta.newer_status`; whatever would act on the run or write it back (resume, fork,
+    score: :meth:`RunDir.open`) refuses it, since it cannot know what that status means.
+    """
+    file = Path(path) / "run.json"
+    try:
+        if not stat.S_ISREG(os.stat(file).st_mode):  # a FIFO would be waited on forever
+            raise RunReadError(f"{file}: not a regular file")
+        raw = file.read_bytes()
+    except FileNotFoundError:
+        raise RunReadError(f"{Path(path)} is not a run directory (no run.json)") from None
+    except OSError as err:
+        raise RunReadError(f"{file}: cannot be read ({err.strerror or err})") from None
+    if not raw.strip():
+        raise RunReadError(f"{file}: empty (the run was stopped before it was written?)")
+    try:
+        data = json.loads(raw)
+    except ValueError as err:  # UnicodeDecodeError too
+        raise RunReadError(f"{file}: not JSON ({str(err).splitlines()[0][:120]})") from None
+    if not isinstance(data, dict):
+        raise RunReadError(f"{file}: not a run (a JSON {type(data).__name__}, not an object)")
+    status = data.get("status")
+    newer = status if isinstance(status, str) and status not in KNOWN_STATUSES else None
+    if newer is not None:
+        if not newer_ok:
+            raise RunReadError(f"{file}: status {newer!r} is not one this labcoat knows (the run "
+                               "was written by a newer version?): upgrade labcoat to use it")
+        data = {**data, "status": "unknown"}
+    try:
+        meta = RunMeta.model_validate(data)
+    except ValidationError as err:
+        raise RunReadError(f"{file}: not a run this labcoat can read ({_first_error(err)})") from None
+    meta._newer_status = newer
+    return meta
 
 
 class ComboRecord(BaseModel):
@@ -445,12 +511,14 @@ class RunDir:
         return found
 
     @classmethod
-    def open(cls, path: str | Path) -> RunDir:
+    def open(cls, path: str | Path, *, newer_ok: bool = False) -> RunDir:
+        """The run at ``path``; :class:`RunReadError` (one line) when its run.json cannot be
+        read. ``newer_ok``: for a reader only, a newer labcoat's status reads as ``unknown``
+        (:func:`read_meta`; such a run's ``save_meta`` refuses)."""
         path = Path(path).resolve()
-        meta_path = path / "run.json"
-        if not meta_path.exists():
+        if not (path / "run.json").exists():
             raise FileNotFoundError(f"{path} is not a run directory (no run.json)")
-        meta = RunMeta.model_validate_json(meta_path.read_text())
+        meta = read_meta(path, newer_ok=newer_ok)
         base = Path(meta.task_root) / "env"
         return cls(path, meta, base if base.is_dir() else None)
 
@@ -468,6 +536,9 @@ class RunDir:
                             sandbox=self.meta.sandbox)
 
     def save_meta(self) -> None:
+        if self.meta.status == "unknown":  # never overwrite what a newer labcoat wrote
+            raise RunReadError(f"{self.path / 'run.json'}: status {self.meta.newer_status!r} is "
+                               "not one this labcoat knows; not rewritten")
         self.meta.updated_at = now()
         _fsync_write(self.path / "run.json", dump_json(self.meta, indent=2))
 

@@ -17,10 +17,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from environments.record.runs import RunDir
+from environments.record.runs import RunDir, RunReadError
 from environments.reports.records import model_label
 from environments.reports.table import md_table
 from environments.scoring.score import Score, load_scores
+from environments.untrusted.words import gain, metric
 
 #: larger files (or ones that are not UTF-8) are compared by hash and size only
 MAX_DIFF_BYTES = 256 << 10
@@ -47,6 +48,8 @@ class Family(BaseModel):
     """The original first, then each fork right after the run it was forked from."""
 
     members: list[Member]
+    skipped: list[str] = Field(default_factory=list, description="forks whose run.json or "
+                               "score.json cannot be read: why, one line each")
 
     @property
     def root(self) -> Member:
@@ -61,7 +64,10 @@ def root_of(run: RunDir) -> RunDir:
         parent_dir = Path(run.meta.fork.parent_dir)
         if not (parent_dir / "run.json").exists() or parent_dir.resolve() in seen:
             break
-        run = RunDir.open(parent_dir)
+        try:
+            run = RunDir.open(parent_dir, newer_ok=True)
+        except RunReadError:  # a broken parent: the family starts below it
+            break
         seen.add(run.path)
     return run
 
@@ -83,17 +89,29 @@ def _member(run: RunDir, depth: int) -> Member:
 def load_family(run_dir: str | Path) -> Family:
     """The family ``run_dir`` belongs to (any member will do)."""
     members: list[Member] = []
+    skipped: list[str] = []
     seen: set[Path] = set()
-    stack = [(root_of(RunDir.open(run_dir)), 0)]
+    stack = [(root_of(RunDir.open(run_dir, newer_ok=True)), 0)]
     while stack:
         run, depth = stack.pop()
         if run.path in seen:
             continue
         seen.add(run.path)
-        members.append(_member(run, depth))
-        children = [RunDir.open(r.path) for r in run.forks()]
+        try:
+            members.append(_member(run, depth))
+        except (OSError, ValueError) as err:  # its score.json broken
+            skipped.append(f"{run.path / 'score.json'}: cannot be read ({str(err).splitlines()[0][:120]})")
+            continue
+        children = []
+        for record in run.forks():
+            try:
+                children.append(RunDir.open(record.path, newer_ok=True))
+            except RunReadError as err:  # one broken fork never hides the others
+                skipped.append(str(err))
         stack += [(child, depth + 1) for child in reversed(children)]
-    return Family(members=members)
+    if not members:
+        raise RunReadError("; ".join(skipped))
+    return Family(members=members, skipped=skipped)
 
 
 def _value(score: Score | None) -> str:
@@ -102,8 +120,8 @@ def _value(score: Score | None) -> str:
     if score.value is None:
         return f"failed ({score.failure})"
     norm = "" if score.normalized is None else f", normalized {score.normalized:.2f}"
-    imp = "" if score.improvement is None else f" ({score.improvement:+.0%}{norm})"
-    return f"{score.value:.4g}{imp}" + (" ✓" if score.success else "")
+    imp = "" if score.improvement is None else f" ({gain(score.improvement)}{norm})"
+    return f"{metric(score.value)}{imp}" + (" ✓" if score.success else "")
 
 
 FAMILY_COLUMNS = ["run", "forked from", "at", "actor", "status", "steps (own)", "final score",
@@ -111,7 +129,7 @@ FAMILY_COLUMNS = ["run", "forked from", "at", "actor", "status", "steps (own)", 
 
 
 def member_cells(m: Member) -> list[str]:
-    curve = ", ".join(f"{i}: {'—' if v is None else f'{v:.4g}'}" for i, v in m.curve.items()) or "—"
+    curve = ", ".join(f"{i}: {'—' if v is None else metric(v)}" for i, v in m.curve.items()) or "—"
     return [("  " * (m.depth - 1) + "└ " if m.depth else "") + m.run_id, m.parent or "(original)", str(m.at) if m.parent else "—",
             m.label, m.status, f"{m.steps} ({m.own_steps})", _value(m.score), curve]
 
@@ -121,7 +139,7 @@ def score_by_step(family: Family) -> tuple[list[str], list[list[str]]]:
     a fork's inherited steps left blank (they are its parent's)."""
     steps = sorted({i for m in family.members for i in m.curve})
     header = ["step", *(m.run_id for m in family.members)]
-    rows = [[str(i), *("" if i not in m.curve else "—" if m.curve[i] is None else f"{m.curve[i]:.4g}"
+    rows = [[str(i), *("" if i not in m.curve else "—" if m.curve[i] is None else metric(m.curve[i])
                        for m in family.members)] for i in steps]
     return header, rows
 

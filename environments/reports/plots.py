@@ -13,7 +13,7 @@ from environments.reports.table import Row
 
 
 def plot_notes(runs: list[RunRecord]) -> list[str]:
-    """What the plots cannot show and how to get it (said by ``labcoat report --plots``)."""
+    """What the plots cannot show and how to get it (said by ``labcoat report runs --plots``)."""
     if not any(len(r.curve) > 1 for r in runs):
         return ["no run has per-step scores, so each improvement plot is a single point per run: "
                 "`labcoat score RUN_DIR --all-steps` (or `labcoat batch --curve-points N`) "

@@ -15,22 +15,31 @@ its record holds its own share only.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from environments.record.manifest import lookup
-from environments.record.runs import ENDED_STATUSES, BatchRecords, RunMeta
+from environments.record.runs import (
+    ENDED_STATUSES,
+    BatchRecords,
+    RunMeta,
+    RunReadError,
+    read_meta,
+)
 from environments.reports.steps import read_step_times, read_step_tokens
 from environments.scoring.score import Score, load_scores
 from environments.task.anchors import load_anchors
 
-Attempt = Literal["independent", "fork", "interrupted", "resumed", "repeat", "pooled"]
+Attempt = Literal["independent", "fork", "interrupted", "resumed", "repeat", "pooled", "unknown"]
 #: what a row of each attempt kind says after its label (independent and pooled say nothing)
 ATTEMPT_NOTE: dict[str, str] = {"fork": "forks", "interrupted": "interrupted", "resumed": "resumed",
-                                "repeat": "repeats (same seed)"}
+                                "repeat": "repeats (same seed)",
+                                "unknown": "status unknown (a newer labcoat's)"}
+#: told each run folder a report skips, and why in one line (the file and what is wrong)
+OnSkip = Callable[[Path, str], None]
 UNISOLATED = " (UNISOLATED: --sandbox none)"
 NO_TOOLS = " (no method tools)"
 #: agents that take the research agent's model strings, so a row must name them
@@ -145,7 +154,10 @@ class RunRecord(BaseModel):
 
 def attempt_of(meta: RunMeta) -> Attempt:
     """What kind of attempt a run is, from its own record (repeats need the others:
-    :func:`mark_repeats`). A run still going counts as interrupted until it ends."""
+    :func:`mark_repeats`). A run still going counts as interrupted until it ends; one in a
+    status a newer labcoat wrote is none of these (``unknown``)."""
+    if meta.status == "unknown":
+        return "unknown"
     if meta.fork is not None:
         return "fork"
     if meta.status not in ENDED_STATUSES and meta.status != "error":
@@ -254,13 +266,23 @@ def step_value(score: Score | None, anchored: bool) -> float | None:
     return score.normalized
 
 
+def _read_scores(path: Path) -> tuple[Score | None, dict[int, Score]]:
+    """The run's result (``score.json``) and its scored steps, or :class:`RunReadError`
+    naming the file that cannot be read."""
+    file = path / "score.json"
+    try:
+        score = Score.model_validate_json(file.read_bytes()) if file.is_file() else None
+        file = path / "scores.json"  # load_scores reads score.json again: read above
+        return score, load_scores(path)
+    except (OSError, ValueError) as err:
+        why = str(err).splitlines()[0][:120] if str(err) else type(err).__name__
+        raise RunReadError(f"{file}: cannot be read as scores ({why})") from None
+
+
 def load_run(path: str | Path, meta: RunMeta | None = None) -> RunRecord:
     path = Path(path)
-    meta = meta or RunMeta.model_validate_json((path / "run.json").read_text())
-    score = None
-    if (path / "score.json").is_file():
-        score = Score.model_validate_json((path / "score.json").read_text())
-    scores = load_scores(path)
+    meta = meta or read_meta(path, newer_ok=True)
+    score, scores = _read_scores(path)
     try:
         anchored = load_anchors(Path(meta.task_root)) is not None
     except (OSError, ValueError):
@@ -277,7 +299,8 @@ def load_run(path: str | Path, meta: RunMeta | None = None) -> RunRecord:
     own = meta.fork.inherited if meta.fork is not None else None  # the parent's share, not ours
     return RunRecord(
         path=str(path), run_id=meta.run_id, key=row_key(meta, offered_method_tools(path, meta)),
-        seed=meta.seed, status=meta.status, created_at=meta.created_at,
+        seed=meta.seed, created_at=meta.created_at,
+        status=meta.status if meta.newer_status is None else f"unknown: {meta.newer_status}",
         steps=max(0, t.steps - (own.steps if own else 0)),
         tokens=max(0, t.tokens_in + t.tokens_out - (own.tokens_in + own.tokens_out if own else 0)),
         cost=max(0.0, t.cost - (own.cost if own else 0.0)),
@@ -325,15 +348,26 @@ def mark_repeats(records: list[RunRecord]) -> list[RunRecord]:
 
 
 def load_runs(*roots: str | Path, label: str | None = None,
-              where: Mapping[str, str] | None = None, pool_all: bool = False) -> list[RunRecord]:
+              where: Mapping[str, str] | None = None, pool_all: bool = False,
+              on_skip: OnSkip | None = None) -> list[RunRecord]:
     """All runs under ``roots`` (and batch combinations lost before their run started), each
     keyed by its attempt kind (``pool_all``: every run in one pool per row, as ``pooled``).
     ``label`` names every run's row (a folder compared as a whole). ``where`` keeps only runs
     whose ``run.json`` matches (:func:`matches`); lost combinations have no run.json to match,
-    so a filtered report leaves them out."""
-    metas = [(p, RunMeta.model_validate_json((p / "run.json").read_text()))
-             for root in roots for p in find_run_dirs(root)]
-    records = [load_run(p, meta) for p, meta in metas if matches(meta, where or {})]
+    so a filtered report leaves them out.
+
+    A run folder that cannot be read (its run.json corrupt or empty, its score.json broken) is
+    left out and ``on_skip(folder, why)`` told, so one broken folder never hides the others;
+    a run a newer labcoat wrote in a status this one does not know is read (``unknown``)."""
+    records = []
+    for p in (p for root in roots for p in find_run_dirs(root)):
+        try:
+            meta = read_meta(p, newer_ok=True)
+            if matches(meta, where or {}):
+                records.append(load_run(p, meta))
+        except RunReadError as err:
+            if on_skip is not None:
+                on_skip(p, str(err))
     if not where:
         records += [r for root in roots for r in lost_combinations(root)]
     records = mark_repeats(records)

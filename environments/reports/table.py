@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from environments.reports.curves import anytime_json, stderr
 from environments.reports.records import RowKey, RunRecord
 from environments.scoring.score import FailureReason
+from environments.untrusted.words import gain, metric, plural
 
 FAILURE_REASONS: tuple[FailureReason, ...] = ("no_submission", "eval_error", "timeout", "infrastructure",
                                               "not_scored")
@@ -123,7 +124,7 @@ def compare(rows: list[Row], a: str, b: str) -> list[Comparison]:
 def pct(value: float | None, err: float | None = None) -> str:
     if value is None:
         return "–"
-    return f"{value:+.1%}" + (f" ± {err:.1%}" if err is not None else "")
+    return gain(value) + (f" ± {err:.1%}" if err is not None else "")
 
 
 def rate(row: Row) -> str:
@@ -143,10 +144,10 @@ COLUMNS = ["task", "model", "runs", "success", "metric", "normalized", "mean imp
 def row_cells(row: Row) -> list[str]:
     norm = "n/a" if row.mean_normalized is None else f"{row.mean_normalized:.2f}" + (
         f" ± {row.normalized_stderr:.2f}" if row.normalized_stderr is not None else "")
-    raw = "n/a" if row.mean_value is None else f"{row.mean_value:.4g}"
+    raw = metric(row.mean_value)
     improvement = pct(row.mean_improvement, row.improvement_stderr)
     if row.same_every_seed:
-        improvement = f"{pct(row.mean_improvement)} (same for all {row.seeds} seeds)"
+        improvement = f"{pct(row.mean_improvement)} (same for all {plural(row.seeds, 'seed')})"
     return [row.task, row.model, str(row.runs), rate(row), raw, norm, improvement,
             pct(row.best_step_improvement, row.best_step_improvement_stderr),
             f"{row.mean_steps:.1f}", f"{row.mean_tokens:,.0f}", f"{row.total_cost:.4f}",

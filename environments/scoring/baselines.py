@@ -30,6 +30,7 @@ from environments.task.home import labcoat_home
 from environments.task.prepare import fingerprint
 from environments.task.sandboxing import code_mounts, sandbox_limits
 from environments.task.spec import TaskSpec
+from environments.untrusted.words import metric
 from sandbox import SandboxError, open_sandbox, resolve_kind
 from sandbox.fs import WorkspaceFS, copy_tree, temporary_folder
 
@@ -115,8 +116,18 @@ def find_baseline(task: TaskSpec, sandbox: str | None = None) -> Baseline | None
         return None
     if stored.fallback is not None:
         return Baseline(value=stored.mean, source="MLAgentBench", why=stored.fallback)
-    return Baseline(value=stored.mean, source="stored", why=f"the unmodified task measured "
-                    f"{len(stored.values)} time(s) on {stored.backend or 'this machine'}")
+    return Baseline(value=stored.mean, source="stored",
+                    why=measured_why(stored, f"on {stored.backend or 'this machine'}"))
+
+
+def measured_why(measured: Measured, where: str) -> str:
+    """How a measured baseline was made, said where the score is shown: of several runs it is
+    their mean ± std, so an unchanged starting script scores a little off 0% by noise alone."""
+    n = len(measured.values)
+    if n < 2:
+        return f"the unmodified task measured once {where}"
+    return (f"the mean of {n} runs of the unmodified task {where}, ± {metric(measured.std)} (std): "
+            "an unchanged script scores within that noise of 0%, not exactly 0%")
 
 
 def known_baseline(task: TaskSpec, sandbox: str | None = None) -> float | None:
@@ -190,10 +201,10 @@ def decide_baseline(task: TaskSpec, sandbox: str = "auto", runs: int = 1) -> Bas
     if found is not None:
         return found
     try:
-        value = summarise(task, measure(task, runs=runs, sandbox=sandbox)).mean
+        measured = summarise(task, measure(task, runs=runs, sandbox=sandbox))
     except (RuntimeError, SandboxError, OSError) as err:
         return fall_back(task, err, sandbox)
-    return Baseline(value=value, source="measured", why=f"the unmodified task measured {runs} time(s) now")
+    return Baseline(value=measured.mean, source="measured", why=measured_why(measured, "now"))
 
 
 def run_solve(task: TaskSpec, workspace: Path, sandbox: str = "auto") -> None:

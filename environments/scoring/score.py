@@ -23,6 +23,7 @@ from environments.scoring.evaluate import EvalResult, FailureReason, evaluate
 from environments.scoring.score_scratch import StepScorer
 from environments.task.anchors import load_anchors, normalize
 from environments.task.spec import TaskSpec
+from environments.untrusted.words import plural
 from sandbox.fs import temporary_folder
 
 
@@ -95,7 +96,7 @@ def make_score(task: TaskSpec, result: EvalResult, step: int | None,
 
 
 def _no_step(index: int, last: int) -> EvalResult:
-    return EvalResult(failure="infrastructure", detail=f"no step {index}: the run has {last} steps")
+    return EvalResult(failure="infrastructure", detail=f"no step {index}: the run has {plural(last, 'step')}")
 
 
 class _Restored:

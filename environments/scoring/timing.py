@@ -14,6 +14,7 @@ interval beyond the threshold: the pessimistic end of the improvement must reach
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 
@@ -21,13 +22,16 @@ from pydantic import BaseModel
 
 MIN_PAIRS, MAX_PAIRS = 3, 5
 TARGET_HALF_WIDTH = 0.05  # on ln(ratio): about ±5% on the speed ratio
-# two-sided 95% Student t quantiles by degrees of freedom (no scipy in the workbench)
-_T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
-         2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086]
 
 
+@functools.cache
 def t975(df: int) -> float:
-    return _T975[df - 1] if df <= len(_T975) else 1.96
+    """The two-sided 95% Student t quantile at ``df`` degrees of freedom, exact at every df (a
+    table that fell back to 1.96 past 20 made 22-60 pair intervals 4-6% too narrow). scipy is
+    imported here, not at the top: the workbench starts without loading it."""
+    from scipy.stats import t
+
+    return float(t.ppf(0.975, df))
 
 
 class Paired(BaseModel):

@@ -62,13 +62,53 @@ class TaskLimits(BaseModel):
 
 
 class HParam(BaseModel):
-    """A tunable number the no-LLM baseline agent may search over."""
+    """A knob the no-LLM baseline agent (``agent/baseline.py``) may search over: a module-level
+    ``name = value`` of ``file`` (a number or a string), or, with ``pattern``, whatever text the
+    pattern's first group (else its whole match) finds in ``file`` (a tuple's element, a keyword,
+    a block of code). A task declares them where its scripts have no plain number to tune, so the
+    default agent still makes a real attempt. A string value is written as is with ``pattern``
+    (code), as a string literal without it (an enum such as ``MODE = "sum"``)."""
 
     model_config = ConfigDict(extra="forbid")
 
     file: str
     name: str
-    values: list[float | int] = Field(default_factory=list)
+    values: list[float | int | str] = Field(default_factory=list)
+    pattern: str | None = None
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, pattern: str | None) -> str | None:
+        if pattern is not None:
+            try:
+                re.compile(pattern, re.M)
+            except re.error as err:
+                raise ValueError(f"pattern {pattern!r} is no regular expression: {err}") from None
+        return pattern
+
+
+class MeasureToml(BaseModel):
+    """``[measure]``: how the baseline agent compares two versions where the task's scripts
+    print no number it would find itself: the number ``pattern``'s first group finds (the last
+    match) in the output of ``script`` (default: the starting script), better as ``direction``
+    says (default: the task's)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pattern: str
+    script: str | None = None
+    direction: Literal["higher", "lower"] | None = None
+
+    @field_validator("pattern")
+    @classmethod
+    def _one_group(cls, pattern: str) -> str:
+        try:
+            groups = re.compile(pattern).groups
+        except re.error as err:
+            raise ValueError(f"pattern {pattern!r} is no regular expression: {err}") from None
+        if groups < 1:
+            raise ValueError(f"pattern {pattern!r} needs a group around the number")
+        return pattern
 
 
 class FeedbackToml(BaseModel):
@@ -191,6 +231,7 @@ class TaskToml(BaseModel):
     timed: bool = Field(False, description="the metric is the submission phase's runtime, "
                         "measured by the host against the pristine env/ (environments/scoring/timing.py)")
     hparams: list[HParam] = Field(default_factory=list)
+    measure: MeasureToml | None = None
     limits: TaskLimits = Field(default_factory=TaskLimits)
     prepare: PrepareToml = Field(default_factory=PrepareToml)
     python: PythonToml = Field(default_factory=PythonToml)

@@ -13,12 +13,17 @@ import torch
 from scipy.stats import rankdata
 from torch import nn
 
-from methods.entropy_enigma.adapt import configure_for_em, entropy_minimize, group_for_em, predict
+from methods.entropy_enigma.adapt import (
+    configure_for_em,
+    entropy_minimize,
+    group_for_em,
+    predict,
+)
 
 Reference = Literal["batch_stats", "running_stats"]
 
 _EM_SETTINGS = frozenset(inspect.signature(entropy_minimize).parameters) - {"model", "xs",
-                                                                         "optimizer_out"}
+                                                                         "optimizer_out", "loss_out"}
 """The settings :func:`estimate_flips_many` passes on to EM (read off its signature)."""
 
 # The authors' fits for ResNet-50 at n = 1000 images (accuracy in percent). They do not

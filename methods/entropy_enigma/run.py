@@ -80,7 +80,8 @@ def flip_accuracy_estimate(args: FlipArgs) -> dict[str, Any]:
     model, cache = _load_model(args)
     sets = _load_sets(args)
     em = args.model_dump(include={"steps", "lr", "batch_size", "momentum", "eata_filter", "e0_frac",
-                                  "d_margin", "reset_every", "reference", "eval_batch", "seed"})
+                                  "d_margin", "reset_every", "reset_clears_p_bar", "reference", "eval_batch",
+                                  "seed"})
     with torch.no_grad():
         n_classes = model.eval()(torch.as_tensor(sets[0].x[:2])).shape[1]
     rows = flip_table(model, sets, **em)

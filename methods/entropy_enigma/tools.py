@@ -33,6 +33,7 @@ class FlipArgs(BaseModel):
     e0_frac: float = Field(0.4, gt=0, description="E0 = e0_frac * ln(classes)")
     d_margin: float = Field(0.05, gt=0, description="redundancy filter: keep if |cos(p_bar, p)| < d_margin")
     reset_every: int = Field(1000, ge=1, description="restore model and optimizer every this many steps")
+    reset_clears_p_bar: bool = Field(False, description="the periodic reset also forgets EATA's running mean p_bar (authors' RDumb); false keeps it")
     reference: Literal["batch_stats", "running_stats"] = Field("batch_stats", description="iteration-0 labels from the batch-stat model (authors) or from the source model with running stats")
     fit: Literal["loco", "authors", "none"] = Field("loco", description="map flips to accuracy: quadratic leave-one-corruption-out, the authors' ResNet-50 polynomial, or none")
     calibration: str | None = Field(None, description="npz with `features` (weighted flips, fractions) and `accs` (fractions): fit a quadratic once on these instead")

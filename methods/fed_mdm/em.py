@@ -4,6 +4,31 @@ The E-step and the per-client sufficient statistics are what each client compute
 ``aggregate`` is the server's sum, and ``server_update`` turns summed statistics into new
 parameters. Written this way, the central fit here *is* the federated one (sums commute), and
 the DP variant only adds noise between the two halves.
+
+**Where this departs from the authors' code** (mdmauthors/pfl-research, ``mdm-paper/mdm/
+algorithm.py``, ``process_aggregated_statistics``):
+
+- *Zeros.* Their server clamps the summed statistics at 0 and, wherever a sum is exactly 0,
+  reallocates mass within its row (``prevent_zero``: every entry at or below a threshold gets
+  1% of the row's total shared among them, then the row is rescaled to its old total; the
+  threshold is 1 for the Minka numerators, 0 for the denominators and the posterior sums, 0.001
+  for the size histogram, whose share doubles until no zero is left). No alpha can then reach 0.
+  Here the default (``zero_rule="floor"``) updates alpha from the raw sums and floors it at
+  ``alpha_floor`` (1e-6). The two differ only when a sum is exactly 0, e.g. a class no client of
+  a component holds. The floor sets that alpha to 1e-6 at once; reallocation gives its numerator
+  1% of the row, taken from the other classes (so their alphas also come out about 1% lower that
+  step), and the alpha then shrinks about 100-fold a step: on 200 clients with 5 of 10 classes
+  absent it is 1.8e-3, 1.8e-5, then at the floor from step 3 (left unfloored it heads for 0,
+  which their server's assertion would reject). ``zero_rule="reallocate"`` applies the authors'
+  rule (the floor stays as a guard); the DP path then clamps noisy sums at 0 and leaves the zeros to it, where the default fills them at
+  once (``_fill_zeros``: 1% of the row each, no rescaling). The denominators are reallocated as
+  one row over components (the shape of their tensor was not read).
+- *Size bins.* Their edges are each bin's upper edge: a client falls in the first bin whose edge
+  its size does not exceed, so bins are closed on the right, (e_{b-1}, e_b]. Here ``size_bins``
+  are B + 1 edges of bins closed on the left, [e_b, e_{b+1}) (sizes outside go to the end bins;
+  ``sizes_from_hist`` draws sizes to match). For the same bins, a client whose size equals an
+  inner edge lands one bin higher here than in theirs; no other client moves. Not a switch: the
+  default stays as it was.
 """
 
 from __future__ import annotations
@@ -17,6 +42,7 @@ from scipy.special import digamma
 from methods.fed_mdm.dm import log_dm, logsumexp
 
 Init = Literal["argmax", "median"]
+ZeroRule = Literal["floor", "reallocate"]
 ZERO_MASS_SHARE = 0.01
 
 
@@ -112,12 +138,70 @@ def _fill_zeros(rows: np.ndarray) -> np.ndarray:
     return np.where(rows > 0, rows, ZERO_MASS_SHARE * mass)
 
 
-def add_dp_noise(stats: ClientStats, sigma: float, rng: np.random.Generator) -> ClientStats:
+def reallocate_zeros(rows: np.ndarray, min_val: float = 0.0, share: float = ZERO_MASS_SHARE) -> np.ndarray:
+    """The authors' ``prevent_zero``: in each row holding an entry <= ``min_val``, those entries
+    get ``share`` of the row's total, split evenly, and the row is rescaled to its old total.
+
+    Rows without such an entry are returned as they are; a row whose total is 0 stays 0 (the
+    caller's fallback handles it). Called only when some entry is exactly 0, as theirs is.
+    """
+    rows = np.atleast_2d(np.asarray(rows, dtype=float))
+    low = rows <= min_val
+    total = rows.sum(axis=1, keepdims=True)
+    n_low = low.sum(axis=1, keepdims=True)
+    extra = total * share / np.maximum(n_low, 1)
+    out = np.where(low, extra, rows)
+    kept = out.sum(axis=1, keepdims=True)
+    rescaled = np.where(kept > 0, out / np.where(kept > 0, kept, 1.0) * total, out)
+    return np.where(n_low > 0, rescaled, rows)
+
+
+def _reallocated(stats: ClientStats) -> ClientStats:
+    """The authors' server, step one: clamp every sum at 0, then reallocate where one is 0."""
+    weight = np.maximum(stats.weight, 0.0)
+    numer = np.maximum(stats.numer, 0.0)
+    denom = np.maximum(stats.denom, 0.0)
+    size = None if stats.size is None else np.maximum(stats.size, 0.0)
+    if (weight == 0).any():
+        weight = reallocate_zeros(weight)[0]
+    if (numer == 0).any():
+        numer = reallocate_zeros(numer, min_val=1.0)
+    if (denom == 0).any():
+        denom = reallocate_zeros(denom)[0]
+    if size is not None and (size == 0).any():
+        size = _reallocate_doubling(size)
+    return ClientStats(weight, numer, denom, size, stats.loglik, stats.n_clients, stats.objective)
+
+
+def _reallocate_doubling(size: np.ndarray) -> np.ndarray:
+    """The size histogram's rule: threshold 0.001, doubling the share until no zero is left
+    (in rows that hold any mass)."""
+    share = ZERO_MASS_SHARE
+    out = reallocate_zeros(size, min_val=0.001, share=share)
+    live = size.sum(axis=1) > 0
+    while (out[live] == 0).any() and share < 0.5:
+        share *= 2
+        out = reallocate_zeros(size, min_val=0.001, share=share)
+    return out
+
+
+def add_dp_noise(
+    stats: ClientStats, sigma: float, rng: np.random.Generator, *, fill_zeros: bool = True
+) -> ClientStats:
     """Gaussian noise on every summed statistic. Experimental: the paper's calibration of
-    sigma to (epsilon, delta) was not read, so no privacy guarantee is claimed."""
+    sigma to (epsilon, delta) was not read, so no privacy guarantee is claimed.
+
+    ``fill_zeros=False`` only clamps at 0 and leaves the zeros to ``server_update``'s
+    ``zero_rule="reallocate"`` (the authors' order)."""
     def noisy(x):
         return None if x is None else x + rng.normal(0.0, sigma, size=np.shape(x))
 
+    if not fill_zeros:
+        def clamp(x):
+            return None if x is None else np.maximum(x, 0.0)
+
+        return ClientStats(clamp(noisy(stats.weight)), clamp(noisy(stats.numer)), clamp(noisy(stats.denom)),
+                           clamp(noisy(stats.size)), stats.loglik, stats.n_clients, stats.objective)
     return ClientStats(
         weight=_fill_zeros(noisy(stats.weight))[0],
         numer=_fill_zeros(noisy(stats.numer)),
@@ -129,11 +213,19 @@ def add_dp_noise(stats: ClientStats, sigma: float, rng: np.random.Generator) -> 
     )
 
 
-def server_update(stats: ClientStats, params: MDMParams, alpha_floor: float = 1e-6) -> MDMParams:
+def server_update(
+    stats: ClientStats, params: MDMParams, alpha_floor: float = 1e-6, zero_rule: ZeroRule = "floor"
+) -> MDMParams:
     """M-step from summed statistics: phi, P(bin | k), and one Minka fixed-point step on alpha.
 
     A component that lost all its weight keeps its alpha (its denominator is 0).
+    ``zero_rule="reallocate"`` first reallocates mass to zero sums as the authors' server does
+    (see the module docstring); alpha is floored at ``alpha_floor`` either way.
     """
+    if zero_rule == "reallocate":
+        stats = _reallocated(stats)
+    elif zero_rule != "floor":
+        raise ValueError(f"zero_rule: unknown rule {zero_rule!r}")
     phi = stats.weight / stats.weight.sum()
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = stats.numer / stats.denom[:, None]
@@ -143,6 +235,8 @@ def server_update(stats: ClientStats, params: MDMParams, alpha_floor: float = 1e
     if stats.size is not None:
         tot = stats.size.sum(axis=1, keepdims=True)
         size_hist = np.where(tot > 0, stats.size / np.where(tot > 0, tot, 1.0), params.size_hist)
+        if zero_rule == "reallocate" and (size_hist == 0).any():
+            size_hist = reallocate_zeros(size_hist, min_val=0.001)
     return MDMParams(phi, alphas, size_hist, params.size_bins)
 
 
@@ -198,6 +292,7 @@ def fit_mdm(
     init_seed: int = 0,
     size_bins: np.ndarray | list[float] | None = None,
     alpha_floor: float = 1e-6,
+    zero_rule: ZeroRule = "floor",
     dp_sigma: float = 0.0,
     dp_seed: int = 0,
     n_shards: int = 1,
@@ -206,7 +301,8 @@ def fit_mdm(
     parameters (before its update), so the curve is the one EM guarantees non-decreasing.
 
     ``n_shards`` > 1 computes the statistics per group of clients and sums them, which is how
-    a federated server sees them (the result is the same up to round-off).
+    a federated server sees them (the result is the same up to round-off). ``zero_rule``:
+    "floor" (default) or the authors' "reallocate" (module docstring).
     """
     counts = np.asarray(counts)
     if counts.ndim != 2 or len(counts) < 1:
@@ -225,7 +321,7 @@ def fit_mdm(
         result.ll_curve.append(stats.loglik / stats.n_clients)
         result.objective_curve.append(stats.objective / stats.n_clients)
         if dp_sigma > 0:
-            stats = add_dp_noise(stats, dp_sigma, rng)
-        params = server_update(stats, params, alpha_floor)
+            stats = add_dp_noise(stats, dp_sigma, rng, fill_zeros=zero_rule == "floor")
+        params = server_update(stats, params, alpha_floor, zero_rule)
     result.params = params
     return result

@@ -49,7 +49,8 @@ def run_fit(args: FitArgs) -> dict[str, Any]:
             raise ValueError("heldout: must have as many classes as counts")
     print(f"fit_mdm: {len(train)} clients, K={args.n_components}, {args.steps} iterations", file=sys.stderr)
     res = fit_mdm(train, args.n_components, iters=args.steps, init=args.init, init_seed=args.init_seed,
-                  size_bins=args.size_bins, alpha_floor=args.alpha_floor, dp_sigma=args.dp_sigma)
+                  size_bins=args.size_bins, alpha_floor=args.alpha_floor, zero_rule=args.zero_rule,
+                  dp_sigma=args.dp_sigma)
     p = res.params
     report: dict[str, Any] = {
         "phi": _r(p.phi),

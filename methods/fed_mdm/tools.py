@@ -38,6 +38,7 @@ class FitArgs(BaseModel):
     init_seed: int = Field(0, description="seed of the random initial assignment")
     size_bins: list[float] | None = Field(None, min_length=2, description="client-size bin edges; models P(size bin | component); null drops the size term")
     alpha_floor: float = Field(1e-6, gt=0, description="lower bound on every alpha")
+    zero_rule: Literal["floor", "reallocate"] = Field("floor", description="zero sums at the server: 'floor' (alpha floored at alpha_floor) or 'reallocate' (the authors' server: zero sums get 1% of their row's mass)")
     heldout: str | None = Field(None, description="npz with `counts` of held-out clients (synthetic: its test clients)")
     dp_sigma: float = Field(0.0, ge=0, description="EXPERIMENTAL: Gaussian noise std on the aggregated sums (uncalibrated, no privacy claim)")
     out: str = Field("mdm_fit.json", description="where to write this report (partition_mdm reads it as `fit_report`)")

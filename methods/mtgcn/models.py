@@ -19,6 +19,16 @@ Choices marked **[not from the paper]**: attention logits scaled by 1/sqrt(hidde
 the tracks at every layer but not on X0, with one (node, feature) mask shared by the C tracks
 (drawing C times fewer random numbers: CPU dropout masks cost more than the sparse products);
 joint Adam over all parameters by default.
+
+**Heads: where this departs from the authors' code** (``MTGCNv3/src/sender.py``,
+``processer.py``). By default the H attention heads are averaged into one affiliation alpha and
+there is one set of C tracks of width ``hidden``. The authors keep one set per head: head h
+feeds its own slice of every track with its own alpha_h, s(alpha_h) and value map (tracks of
+width H * hidden, X0 of the same width), the read-back weights every track by the head-averaged
+alpha, and a learned ``Linear(H, 1)`` over the head axis merges the H read-backs into one
+hidden vector. ``MTGCN(heads=H)`` with per-head alphas (H, n, C) is that variant (tool flag
+``head_tracks="per_head"``); it costs H times the propagation. Their attention also has biases
+on the query and key maps and no 1/sqrt(hidden) scaling; those are not switched.
 """
 
 from __future__ import annotations
@@ -96,7 +106,8 @@ class MLP(nn.Module):
 class TrackBuilder(nn.Module):
     """Node-track affiliation alpha (n, C) from prior embeddings Z and class prototypes P.
 
-    alpha = mean over heads of softmax_c((W_q z_v)^T (W_k P_c) / sqrt(hidden)).
+    alpha = mean over heads of softmax_c((W_q z_v)^T (W_k P_c) / sqrt(hidden));
+    :meth:`per_head` keeps the heads apart, (H, n, C), for the authors' per-head tracks.
     """
 
     def __init__(self, d_z: int, hidden: int, heads: int = 2) -> None:
@@ -105,11 +116,14 @@ class TrackBuilder(nn.Module):
         self.k = nn.ModuleList(nn.Linear(d_z, hidden, bias=False) for _ in range(heads))
         self.scale = 1.0 / math.sqrt(hidden)
 
-    def forward(self, z: torch.Tensor, prototypes: torch.Tensor) -> torch.Tensor:
-        alphas = [
+    def per_head(self, z: torch.Tensor, prototypes: torch.Tensor) -> torch.Tensor:
+        """Each head's affiliation, (H, n, C)."""
+        return torch.stack([
             torch.softmax(q(z) @ k(prototypes).T * self.scale, dim=1) for q, k in zip(self.q, self.k)
-        ]
-        return torch.stack(alphas).mean(dim=0)
+        ])
+
+    def forward(self, z: torch.Tensor, prototypes: torch.Tensor) -> torch.Tensor:
+        return self.per_head(z, prototypes).mean(dim=0)
 
 
 def sharpness(alpha: torch.Tensor) -> torch.Tensor:
@@ -143,12 +157,17 @@ class _Propagating(nn.Module):
     """The layers both variants share (input map W_in, track input map W_v, linear classifier)
     and the propagation settings: the ablation differs from MTGCN only in how tracks are fed."""
 
-    def __init__(self, d_in: int, hidden: int, n_classes: int, layers: int = 16, a: float = 0.9, dropout: float = 0.5) -> None:
+    def __init__(
+        self, d_in: int, hidden: int, n_classes: int, layers: int = 16, a: float = 0.9, dropout: float = 0.5,
+        heads: int = 1,
+    ) -> None:
         super().__init__()
-        self.w_in = nn.Linear(d_in, hidden)
-        self.w_v = nn.Linear(d_in, hidden)
+        if heads < 1:
+            raise ValueError("heads: must be >= 1")
+        self.w_in = nn.Linear(d_in, hidden * heads)
+        self.w_v = nn.Linear(d_in, hidden * heads)
         self.out = nn.Linear(hidden, n_classes)
-        self.layers, self.a, self.dropout = layers, a, dropout
+        self.layers, self.a, self.dropout, self.heads, self.hidden = layers, a, dropout, heads, hidden
 
 
 class MTGCN(_Propagating):
@@ -157,21 +176,52 @@ class MTGCN(_Propagating):
     ``forward(x, adj, alpha)`` takes the affiliation from outside (learned by a
     :class:`TrackBuilder`, or fixed for the oracle variants) and returns
     (logits, acquired representation after each layer; only the last one in train mode).
+
+    ``heads`` > 1 is the authors' per-head variant (module docstring): ``alpha`` is then
+    (H, n, C) (an (n, C) one is shared by every head), each head fills its own ``hidden``-wide
+    slice of every track, and ``merge`` (``Linear(H, 1)``) combines the heads' read-backs.
     """
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.merge = nn.Linear(self.heads, 1) if self.heads > 1 else None
+
+    def _per_head(self, alpha: torch.Tensor) -> torch.Tensor:
+        """alpha as (H, n, C); a shared (n, C) one is repeated for every head."""
+        if alpha.dim() == 2:
+            return alpha.expand(self.heads, *alpha.shape)
+        if alpha.shape[0] != self.heads:
+            raise ValueError(f"alpha: {alpha.shape[0]} heads, the model has {self.heads}")
+        return alpha
+
     def track_inputs(self, x: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
-        """T_c^(0)[v] = alpha_{v,c} s_v W_v x_v, shape (n, C, hidden)."""
+        """T_c^(0)[v] = alpha_{v,c} s_v W_v x_v, shape (n, C, hidden); with heads, head h's
+        slice [h*hidden, (h+1)*hidden) of every track uses alpha_h, s(alpha_h) and its value map."""
         v = self.w_v(x)
-        return (alpha * sharpness(alpha)[:, None])[:, :, None] * v[:, None, :]
+        if self.heads == 1:
+            return (alpha * sharpness(alpha)[:, None])[:, :, None] * v[:, None, :]
+        heads = self._per_head(alpha)
+        weight = heads * torch.stack([sharpness(a) for a in heads])[:, :, None]  # (H, n, C)
+        n, c = weight.shape[1:]
+        per_head = weight.permute(1, 2, 0)[..., None] * v.view(n, 1, self.heads, self.hidden)
+        return per_head.reshape(n, c, self.heads * self.hidden)
+
+    def _read_back(self, alpha_mean: torch.Tensor, tracks: torch.Tensor) -> torch.Tensor:
+        """sum_c alpha_{v,c} T_c[v]; with heads, the H slices merged by ``merge``."""
+        h = (alpha_mean[:, :, None] * tracks).sum(dim=1)
+        if self.merge is None:
+            return h
+        return self.merge(h.view(len(h), self.heads, self.hidden).transpose(1, 2)).squeeze(2)
 
     def forward(self, x: torch.Tensor, adj: torch.Tensor, alpha: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor]]:
         x0 = torch.relu(self.w_in(x))
         tracks = propagate_tracks(self.track_inputs(x, alpha), x0, adj, self.layers, self.a, self.dropout, self.training)
-        last = (alpha[:, :, None] * tracks[-1]).sum(dim=1)
+        alpha_mean = alpha if alpha.dim() == 2 else alpha.mean(dim=0)
+        last = self._read_back(alpha_mean, tracks[-1])
         if self.training:  # the per-layer read-outs only feed the oversmoothing probe
             acquired = [last]
         else:
-            acquired = [(alpha[:, :, None] * t).sum(dim=1) for t in tracks[:-1]] + [last]
+            acquired = [self._read_back(alpha_mean, t) for t in tracks[:-1]] + [last]
         h = nn.functional.dropout(last, self.dropout, self.training)
         return self.out(h), acquired
 

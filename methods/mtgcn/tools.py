@@ -58,6 +58,14 @@ class ClassifyArgs(BaseModel):
     schedule: Literal["joint", "alternate"] = Field(
         "joint", description="joint Adam, or alternate track-builder and processor epochs (authors)"
     )
+    head_tracks: Literal["mean", "per_head"] = Field(
+        "mean", description="mean: one set of tracks on the head-averaged affiliation; per_head: one set per "
+        "head merged by a learned layer (authors; H times the propagation cost)"
+    )
+    affiliation_loss: Literal["ce", "double_softmax"] = Field(
+        "ce", description="ce: cross-entropy on the affiliation; double_softmax: the authors' cross_entropy "
+        "applied to probabilities (softmax twice)"
+    )
     seed: int = Field(0, description="seed of the model initialisation and training")
 
     @field_validator("affiliation")

@@ -14,7 +14,7 @@ from agent.baseline import (
     set_constant,
     set_value,
 )
-from agent.runner import Budgets
+from agent.runner import Budgets, RunHooks
 from environments.record.runs import RunDir
 from environments.scoring.score import score_run
 from tests.agent.helpers import episode
@@ -50,6 +50,8 @@ def test_read_metric_prefers_the_validation_number():
     assert read_metric("validation MAE: 45,706\nwrote submission.csv with 800 predictions", "mae") == 45706
     assert read_metric("validation loss 1,25 per batch", "loss") == 1.0  # a list, not thousands
     assert read_metric("epoch 40: loss=0.2269\nseed 0: validation error 23.41%  cpu 10.4 s", "test_error") == 23.41
+    # a dev file's name is no number (offline-irl's check_dev.py read as 9)
+    assert read_metric("data/dev/dev_19.npz: subset recall 0.639  false-in 0", "subset_recall") == 0.639
 
 
 def test_settings_passed_by_keyword_are_knobs_too():
@@ -146,10 +148,15 @@ def test_a_script_that_prints_no_metric_is_measured_by_validation(tmp_path):
 
 
 def test_without_a_metric_or_validation_it_keeps_the_first_version_and_says_why(tmp_path):
+    """It still runs a changed version once (an attempt, said), then puts the start back."""
     task = write_task(tmp_path / "toy", files={"env/train.py": QUIET}, toml=TOML + HPARAMS)
     run, _, meta = episode(task, tmp_path, "baseline/hparam")
-    assert [s.action for s in run.steps()] == ["Execute Script", "Final Answer"]
+    steps = run.steps()
+    assert [s.action for s in steps] == ["Execute Script", "Write File", "Execute Script", "Write File",
+                                         "Execute Script", "Final Answer"]
+    assert steps[2].meta["trial"] == {"WIDTH": 4} and "WIDTH=4 ran" in meta.final_answer
     assert "kept the first working version" in meta.final_answer
+    assert "WIDTH = 2" in (run.workspace / "train.py").read_text()
     assert "offers no validation feedback" in meta.final_answer and "WIDTH" in meta.final_answer
     assert (run.workspace / "result.txt").read_text() == "4"
 
@@ -214,3 +221,124 @@ def test_proposals_are_built_from_the_actions_own_models():
     with pytest.raises(TypeError, match="does not take"):
         proposal(WriteFileArgs(file_name="a", content=""), "Execute Script")
     assert proposal(WriteFileArgs(file_name="a", content="x"), "Append File").action == "Append File"
+
+
+TUPLE = """\"\"\"No plain number to tune: the settings are one tuple, the mode a string.\"\"\"
+WIDTH, RATE = 2, 0.1
+MODE = "sum"
+score = 10 - abs(WIDTH - 8) + (1 if MODE == "max" else 0)
+open("result.txt", "w").write(str(score))
+print(f"this version makes {score} points")
+"""
+DECLARED = TOML + (
+    '[[hparams]]\nfile = "train.py"\nname = "WIDTH"\npattern = \'^WIDTH, RATE = (\\d+),\'\nvalues = [4, 8, 12]\n'
+    '[[hparams]]\nfile = "train.py"\nname = "MODE"\nvalues = ["max"]\n'
+    '[measure]\npattern = \'makes (\\d+) points\'\n')
+
+
+def test_a_task_with_declared_knobs_gets_a_changed_script_run(tmp_path):
+    """A tuple's element found by a pattern, a string knob, and the task's own [measure]: the
+    agent makes a real attempt where it found no number of its own (issue 42, item 6)."""
+    task = write_task(tmp_path / "toy", files={"env/train.py": TUPLE}, toml=DECLARED)
+    run, _, meta = episode(task, tmp_path, "baseline/hparam")
+    steps = run.steps()
+    runs = [s.meta["trial"] for s in steps if s.action == "Execute Script"]
+    assert {"WIDTH": 4} in runs and {"MODE": "max"} in runs
+    text = (run.workspace / "train.py").read_text()
+    assert "WIDTH, RATE = 8, 0.1" in text and "MODE = 'max'" in text
+    assert (run.workspace / "result.txt").read_text() == "11"
+    assert "the number [measure] finds in train.py's output 11" in meta.final_answer
+
+
+def test_declared_knobs_are_checked_by_the_schema(tmp_path):
+    from environments.task.spec import TaskError, load_task
+
+    bad = TOML + '[measure]\npattern = "makes \\\\d+ points"\n'  # no group around the number
+    with pytest.raises(TaskError, match="group"):
+        load_task(write_task(tmp_path / "a", toml=bad))
+    with pytest.raises(TaskError, match="regular expression"):
+        load_task(write_task(tmp_path / "b", toml=TOML + '[[hparams]]\nfile = "t.py"\nname = "X"\npattern = "(("\n'))
+
+
+def test_a_code_knob_replaces_its_block_and_puts_it_back():
+    from agent.baseline import declared_knob
+    from environments.task.spec import HParam
+
+    src = "def f(x):\n    y = x * 2\n    return y\n"
+    h = HParam(file="f.py", name="body", pattern=r"(?s)(    y = .*?return y\n)", values=["    return x + x\n"])
+    knob = declared_knob(h, src)
+    new = set_value(src, knob, knob.candidates[0])
+    assert new == "def f(x):\n    return x + x\n"
+    assert set_value(new, knob, knob.value, knob.candidates[0]) == src  # the pattern no longer matches
+
+
+def _suite_knobs(spec) -> list:
+    """What the baseline agent would search in a suite task's pristine env/ (no sandbox)."""
+    from agent.baseline import declared_knob, find_constants, find_keywords
+
+    if spec.hparams:
+        knobs = [declared_knob(h, (spec.env_dir / h.file).read_text()) for h in spec.hparams]
+        assert not [k for k in knobs if isinstance(k, str)], (spec.name, knobs)
+        return knobs
+    if spec.timed:
+        return []
+    files = [f for f in spec.solve if f.endswith(".py")] or [p.name for p in spec.env_dir.glob("*.py")]
+    return [k for f in files if not spec.is_read_only(f) and (spec.env_dir / f).is_file()
+            for k in find_constants((spec.env_dir / f).read_text(), f)
+            + find_keywords((spec.env_dir / f).read_text(), f)]
+
+
+def test_every_suite_task_has_something_for_the_baseline_to_tune():
+    """The default agent makes a real attempt on every suite task: each has declared knobs that
+    its files define, or numbers of its own the agent finds (issue 42, item 6)."""
+    from environments.task.spec import load_task
+    from environments.task.suite import suite_task_dirs
+
+    bare = [d.name for d in suite_task_dirs() if not _suite_knobs(load_task(d))]
+    assert bare == []
+
+
+class StopAfter(RunHooks):
+    """Hooks that press Ctrl-C once step ``n`` is recorded."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def after_step(self, run, step) -> None:
+        if step is not None and step.index == self.n:
+            raise KeyboardInterrupt
+
+
+def test_a_resumed_search_remembers_its_trials(tmp_path):
+    """Stopped between a trial's write and its run, the resumed agent goes on with its start,
+    its trials and its best as recorded (issue 42, item 5): not a new search from the
+    half-edited workspace."""
+    from agent import session
+    from agent.factory import make_actor
+    from agent.runner import create_run, drive
+    from tui.cli.display import ending
+
+    toml = TOML + '[[hparams]]\nfile = "train.py"\nname = "WIDTH"\nvalues = [3, 8]\n'
+    task = write_task(tmp_path / "toy", files={"env/train.py": SCRIPT}, toml=toml)
+    actor = make_actor(model="baseline/hparam")
+    run, spec = create_run(task, actor, tmp_path / "runs", sandbox="local", model="baseline/hparam")
+    meta = drive(run, spec, actor, hooks=StopAfter(4))  # start, WIDTH=3 written and run, WIDTH=8 written
+    assert meta.status == "interrupted" and "WIDTH = 8" in (run.workspace / "train.py").read_text()
+    assert ending(run).startswith("interrupted: Ctrl-C") and "interrupted: interrupted" not in ending(run)
+    meta = session.resume(run.path).drive()
+    steps = RunDir.open(run.path).steps()
+    assert meta.status == "finished" and [s.meta.get("trial") for s in steps[4:6]] == [{"WIDTH": 8}, None]
+    assert "from 4 " in meta.final_answer and "WIDTH=3 -> 5" in meta.final_answer
+    assert "WIDTH=8 -> 10" in meta.final_answer and "WIDTH': 8" in meta.final_answer
+
+
+def test_an_interrupted_runs_score_is_no_verdict(capsys):
+    from types import SimpleNamespace
+
+    from tui.cli.common import print_score
+
+    s = SimpleNamespace(value=0.8, failure=None, detail="", metric="accuracy", baseline=0.7, success=True,
+                        threshold=0.1, improvement=0.14, interval=None, baseline_source=None)
+    print_score(s, so_far=4)
+    out = capsys.readouterr().out
+    assert "no verdict: interrupted after step 4" in out and "success" not in out

@@ -234,7 +234,7 @@ def test_the_family_report_compares_the_continuations(original, tmp_path):
     res = CliRunner().invoke(app, ["report", "--family", str(other.path), "--markdown"])
     assert res.exit_code == 0, res.output
     assert f"| └ {other.meta.run_id} | " in res.output and "| 5 |" in res.output
-    assert "60 (+900%) ✓" in res.output
+    assert "60 (+900.0%) ✓" in res.output
 
 
 def test_family_flags_used_wrongly_are_clear_errors(original, tmp_path):

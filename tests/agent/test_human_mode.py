@@ -9,7 +9,7 @@ import queue
 import threading
 
 from agent.actor import Proposal
-from agent.approval import REJECTED, TOOK_OVER, Decision, PersonReview, ReviewSettings
+from agent.approval import REJECTED, TOOK_OVER, PersonReview, ReviewSettings
 from agent.runner import drive
 from environments.record.runs import RunDir
 from tests.agent.helpers import react
@@ -37,11 +37,9 @@ def test_the_person_takes_over_acts_by_hand_and_hands_back(tiny_task, tmp_path):
     assert not hands.act("List Files", {"dir_path": "."}).error
     calls_before = len((run.path / "llm" / "calls.jsonl").read_text().splitlines())
     assert calls_before == 1  # the model was not asked while the person acted
-    review.set_mode("yolo")  # handed back: the agent is asked again; the Final Answer still asks
-    answer = shown.get(timeout=60)
-    assert answer.action == "Final Answer"  # yolo ran the inspection unasked
-    review.decide(Decision.approve())
+    review.set_mode("yolo")  # handed back: the agent is asked again, and nothing waits
     worker.join(60)
+    assert shown.empty()  # yolo ran the inspection and the Final Answer unasked
     assert RunDir.open(run.path).meta.status == "finished"
     steps = RunDir.open(run.path).steps()
     assert [(s.actor, s.action) for s in steps] == [
@@ -52,7 +50,7 @@ def test_the_person_takes_over_acts_by_hand_and_hands_back(tiny_task, tmp_path):
     assert (run.workspace / "result.txt").read_text() == "7"
     prompts = [json.dumps(json.loads(line)) for line in (run.path / "llm" / "calls.jsonl").open()]
     assert REJECTED in prompts[1] and "the person took over" in prompts[1]
-    assert review.settings.ask_final  # human mode, like confirm, keeps the Final Answer asking
+    assert not review.settings.ask_final  # yolo: a person who walked away finds it ended
 
 
 def test_stopping_while_the_person_has_the_run_ends_it_interrupted(tiny_task, tmp_path):

@@ -103,7 +103,7 @@ def test_pairs_are_matched_by_seed_and_the_interval_is_the_paired_t_interval(exp
         assert by_seed[seed].missing is None
         assert by_seed[seed].tokens_with > 0 and by_seed[seed].tokens_without > 0
     diffs = [norm[s][0] - norm[s][1] for s in sorted(norm)]  # 1.0, 0.5, 0.5
-    half = 4.303 * statistics.stdev(diffs) / math.sqrt(3)  # t(0.975, df=2)
+    half = 4.302653 * statistics.stdev(diffs) / math.sqrt(3)  # t(0.975, df=2)
     (row,) = report.rows
     assert (row.pairs, row.incomplete) == (3, 0)
     assert row.uplift.mean == pytest.approx(2 / 3)
@@ -191,7 +191,7 @@ def test_pairing_counts_failures_as_baseline_and_lists_what_is_missing():
     (row,) = uplift_rows(list(pairs.values()))
     assert (row.pairs, row.incomplete) == (2, 2)
     assert row.uplift.mean == pytest.approx(0.2)
-    assert row.uplift.low == pytest.approx(0.2 - 12.706 * statistics.stdev([0.7, -0.3]) / math.sqrt(2))
+    assert row.uplift.low == pytest.approx(0.2 - 12.706205 * statistics.stdev([0.7, -0.3]) / math.sqrt(2))
 
 
 def test_paired_interval_edges():
@@ -200,6 +200,19 @@ def test_paired_interval_edges():
     assert (one.mean, one.low, one.high, one.n) == (0.5, None, None, 1)
     same = paired_interval([0.2, 0.2, 0.2])
     assert (same.low, same.high) == (pytest.approx(0.2), pytest.approx(0.2))
+
+
+@pytest.mark.parametrize("df, t", [(1, 12.706), (20, 2.086), (21, 2.080), (25, 2.060), (30, 2.042), (60, 2.000)])
+def test_the_t_quantile_is_exact_beyond_the_old_20_row_table(df, t):
+    from environments.scoring.timing import t975
+    assert round(t975(df), 3) == t
+
+
+def test_an_uplift_interval_of_26_pairs_uses_t_at_25_degrees_of_freedom():
+    diffs = [0.1 * (i % 5) - 0.15 for i in range(26)]
+    got = paired_interval(diffs)
+    half = 2.0595 * statistics.stdev(diffs) / math.sqrt(26)  # t(0.975, df=25), not 1.96
+    assert (got.low, got.high) == (pytest.approx(got.mean - half, abs=1e-4), pytest.approx(got.mean + half, abs=1e-4))
 
 
 def test_each_arm_decides_the_tools_whatever_the_actor_config_says():

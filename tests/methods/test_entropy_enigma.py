@@ -149,6 +149,31 @@ def test_reset_restores_parameters_and_momentum(source, shift_sets):
     assert any(not torch.equal(a, b.detach()) for a, b in zip(before, [p for p in moved.parameters() if p.requires_grad]))
 
 
+@pytest.mark.parametrize("clears", [False, True])
+def test_reset_clears_p_bar_only_with_the_switch(source, shift_sets, clears):
+    """The authors' RDumb forgets p_bar at each reset; labcoat's default keeps it (documented)."""
+    m = group_for_em(configure_for_em(source), 1)
+    loss_box: list = []
+    xs = torch.as_tensor(shift_sets[4].x)[None]
+    entropy_minimize(m, xs, steps=6, reset_every=6, eata_filter=True, reset_clears_p_bar=clears,
+                     loss_out=loss_box)
+    p_bar = loss_box[0].p_bar
+    if clears:
+        assert p_bar is None and loss_box[0].started is None
+    else:
+        assert p_bar is not None and bool(loss_box[0].started.all())  # samples were kept
+
+
+def test_eata_reset_makes_the_next_batch_a_first_batch():
+    logits = torch.zeros(1, 4, 10)
+    logits[0, :, 3] = 8.0  # four identical confident samples: only the first batch keeps them all
+    loss_fn = EataLoss(0.4 * math.log(10))
+    assert bool(loss_fn(logits)[1].all())
+    assert not bool(loss_fn(logits)[1].any())  # aligned with p_bar: all redundant
+    loss_fn.reset()
+    assert bool(loss_fn(logits)[1].all())
+
+
 def test_authors_polynomials_transcribed():
     assert np.polyval(AUTHORS_W_QUAD, 0.0) == pytest.approx(75.66, abs=0.01)
     assert np.polyval(AUTHORS_U_LIN, 0.0) == pytest.approx(83.56, abs=0.01)

@@ -28,6 +28,7 @@ from methods.fed_mdm import (
     sizes_from_hist,
     synthetic_split,
 )
+from methods.fed_mdm.em import reallocate_zeros
 from tests import task_checks as th
 from tests.methods.tool_run import tool_process
 
@@ -108,6 +109,56 @@ def test_dp_noise_runs_and_stays_finite(split):
     fit = fit_mdm(train, 3, iters=30, dp_sigma=1.0)
     assert np.isfinite(fit.params.alphas).all() and (fit.params.alphas > 0).all()
     assert np.isfinite(fit.params.phi).all()
+
+
+# --- the authors' zero rule (zero_rule="reallocate") ----------------------------------------
+
+
+def test_reallocate_zeros_keeps_row_mass_and_leaves_full_rows_alone():
+    rows = np.array([[0.5, 0.5, 0.0, 0.0], [0.1, 0.2, 0.3, 0.4], [0.0, 0.0, 0.0, 0.0]])
+    out = reallocate_zeros(rows)
+    np.testing.assert_allclose(out.sum(axis=1), rows.sum(axis=1), atol=1e-15)
+    assert (out[0] > 0).all()
+    np.testing.assert_allclose(out[0, 2:], 0.005 / 1.01)  # 1% of the mass, split, then rescaled
+    assert np.array_equal(out[1], rows[1])  # no zero: untouched, to the bit
+    assert np.array_equal(out[2], rows[2])  # no mass to share: the caller's fallback
+
+
+def _absent_class_counts():
+    rng = np.random.default_rng(0)
+    counts = rng.multinomial(30, np.r_[np.full(5, 0.2), np.zeros(5)], size=200)
+    return counts  # classes 5..9 never occur: their Minka numerators are exactly 0
+
+
+def test_zero_rule_reallocate_gives_zero_sums_mass_where_floor_floors():
+    """One step: an absent class's alpha is floored (default) or gets its 1% share (authors');
+    later it shrinks about 100-fold a step and meets the floor too (measured: by step 3)."""
+    counts = _absent_class_counts()
+    floor1 = fit_mdm(counts, 2, iters=1)
+    realloc1 = fit_mdm(counts, 2, iters=1, zero_rule="reallocate")
+    assert np.all(floor1.params.alphas[:, 5:] == 1e-6)
+    assert (realloc1.params.alphas[:, 5:] > 1e-4).all()
+    realloc = fit_mdm(counts, 2, iters=40, size_bins=[0, 20, 40, 60], zero_rule="reallocate")
+    a = realloc.params.alphas
+    assert (a >= 1e-6).all() and np.isfinite(a).all()
+    assert realloc.params.phi.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(realloc.params.size_hist.sum(axis=1), 1.0)
+    assert (realloc.params.size_hist > 0).all()  # the empty bins got mass too
+    assert np.isfinite(realloc.ll_curve).all()
+
+
+def test_zero_rule_changes_nothing_without_zero_sums(split):
+    train, _, _ = split
+    a = fit_mdm(train, 3, iters=20)
+    b = fit_mdm(train, 3, iters=20, zero_rule="reallocate")
+    assert np.array_equal(a.params.alphas, b.params.alphas)
+
+
+def test_zero_rule_reallocate_with_dp_noise_stays_positive(split):
+    train, _, _ = split
+    fit = fit_mdm(train, 3, iters=20, dp_sigma=1.0, zero_rule="reallocate")
+    assert np.isfinite(fit.params.alphas).all() and (fit.params.alphas >= 1e-6).all()
+    assert fit.params.phi.sum() == pytest.approx(1.0) and (fit.params.phi > 0).all()
 
 
 # --- partition ------------------------------------------------------------------------------

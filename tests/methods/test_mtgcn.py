@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 import torch
 
-from methods.mtgcn.fit import FitConfig, fit
+from methods.mtgcn.fit import FitConfig, affiliation_loss, fit
 from methods.mtgcn.graph import csbm, edge_homophily, normalized_adjacency
 from methods.mtgcn.models import MTGCN, TrackBuilder, propagate_tracks, sharpness
 from tests import task_checks as th
@@ -125,6 +125,71 @@ def test_track_inputs_follow_affiliation_and_sharpness():
     t0 = net.track_inputs(x, alpha)
     expected = alpha[:, :, None] * sharpness(alpha)[:, None, None] * net.w_v(x)[:, None, :]
     assert torch.allclose(t0, expected)
+
+
+# --- the authors' variants (documented departures, one switch each) -------------------------
+
+
+def test_double_softmax_affiliation_loss_is_the_authors_formula():
+    alpha = torch.tensor([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]])
+    target = torch.tensor([0, 1])
+    theirs = affiliation_loss(alpha, target, "double_softmax")
+    by_hand = -(alpha[[0, 1], target] - torch.logsumexp(alpha, dim=1)).mean()
+    assert torch.allclose(theirs, by_hand)
+    ours = affiliation_loss(alpha, target, "ce")
+    assert torch.allclose(ours, -torch.log(torch.tensor([0.7, 0.1])).mean())
+    assert not torch.allclose(theirs, ours)
+    with pytest.raises(ValueError, match="affiliation_loss"):
+        affiliation_loss(alpha, target, "softmax")
+
+
+def test_per_head_tracks_feed_each_head_its_own_alpha():
+    torch.manual_seed(0)
+    net = MTGCN(5, 8, 3, layers=2, heads=2)
+    x = torch.randn(7, 5)
+    heads = torch.softmax(torch.randn(2, 7, 3), 2)
+    t0 = net.track_inputs(x, heads)
+    assert t0.shape == (7, 3, 16)
+    v = net.w_v(x).view(7, 2, 8)
+    for h in range(2):
+        expected = heads[h][:, :, None] * sharpness(heads[h])[:, None, None] * v[:, None, h]
+        assert torch.allclose(t0[:, :, 8 * h:8 * (h + 1)], expected)
+    assert net.merge.in_features == 2 and net.merge.out_features == 1
+
+
+def test_per_head_tracks_merge_by_the_learned_layer(graphs):
+    """With identical heads, merge weights (1, 0) read out head 0 alone: the single-set model
+    with head 0's maps; weights (0, 1) give head 1's (different maps, different output)."""
+    g = graphs[0.3]
+    adj = normalized_adjacency(g.edges, g.n)
+    x = torch.from_numpy(g.X)
+    alpha = torch.softmax(torch.randn(g.n, 4, generator=torch.Generator().manual_seed(1)), 1)
+    torch.manual_seed(0)
+    two = MTGCN(x.shape[1], 8, 4, layers=3, heads=2).eval()
+    one = MTGCN(x.shape[1], 8, 4, layers=3).eval()
+    with torch.no_grad():
+        for name in ("w_in", "w_v"):
+            getattr(one, name).weight.copy_(getattr(two, name).weight[:8])
+            getattr(one, name).bias.copy_(getattr(two, name).bias[:8])
+        one.out.load_state_dict(two.out.state_dict())
+        two.merge.weight.copy_(torch.tensor([[1.0, 0.0]]))
+        two.merge.bias.zero_()
+        merged = two(x, adj, torch.stack([alpha, alpha]))[0]
+        assert torch.allclose(merged, one(x, adj, alpha)[0], atol=1e-5)
+        assert torch.allclose(merged, two(x, adj, alpha)[0])  # an (n, C) alpha is shared by the heads
+        two.merge.weight.copy_(torch.tensor([[0.0, 1.0]]))
+        assert not torch.allclose(two(x, adj, alpha)[0], merged, atol=1e-3)
+
+
+def test_authors_switches_train_end_to_end():
+    torch.set_num_threads(1)
+    g = csbm(n=120, homophily=0.3, seed=0)
+    cfg = FitConfig(model="mtgcn", layers=2, epochs=5, easy_per_class=5, head_tracks="per_head",
+                    affiliation_loss="double_softmax")
+    r = fit(g, cfg)
+    assert r.alpha.shape == (g.n, 4)
+    assert np.allclose(r.alpha.sum(1), 1.0, atol=1e-5)
+    assert r.predictions.shape == (g.n,) and r.val_acc is not None  # n = 120: 80 train, 40 val, no test
 
 
 @pytest.mark.parametrize("affiliation, expected, tol", [("oracle", 1.0, 0.0), ("noisy:0.2", 0.8, 0.05)])

@@ -207,6 +207,16 @@ def test_bad_argument_names_the_field(capsys):
         BbviArgs(n_groups=0)
 
 
+def test_authors_grid_and_iterations_are_one_argument_each():
+    """The default grid is labcoat's "wide" and the cap 5,000; the authors' runs (grid
+    10^-4 .. 10^-2.75, 50,000 iterations) are `log10_lr="authors"`, `steps=50000`."""
+    default = BbviArgs()
+    assert default.lr_grid() == [-3.5 + 0.25 * i for i in range(9)] and default.steps == 5000
+    theirs = BbviArgs(log10_lr="authors", steps=50_000)
+    assert theirs.lr_grid() == [-4.0, -3.75, -3.5, -3.25, -3.0, -2.75]
+    assert theirs.steps == 50_000
+
+
 # --- the structured-bbvi task ---------------------------------------------------------------
 
 TASK = ROOT / "environments" / "tasks" / "structured-bbvi"

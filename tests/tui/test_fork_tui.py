@@ -59,8 +59,8 @@ async def test_a_person_forks_a_run_at_a_step_and_continues_by_hand(tmp_path):
         await wait_for(pilot, lambda: table.row_count == 2)
         rows = [[str(c) for c in table.get_row_at(i)] for i in range(2)]
     fork = RunDir.open(screen.run.path)
-    assert rows[0][-1] == original.meta.run_id
-    assert rows[1][-1] == f"└ {fork.meta.run_id}" and rows[1][4] == "4 (from 3)"
+    assert rows[0][1] == original.meta.run_id  # the run's id second, after its improvement
+    assert rows[1][1] == f"└ {fork.meta.run_id}" and rows[1][2] == "4 (from 3)"
     steps = fork.steps()
     assert [(s.action, s.inherited, s.actor) for s in steps] == [
         ("List Files", True, "replay"), ("Write File", True, "replay"), ("Execute Script", True, "replay"),

@@ -208,14 +208,14 @@ async def test_confirm_modes_switch_whitelist_ask_before_the_final_answer_and_su
         await wait_for(pilot, lambda: len(screen.steps) == 2)  # the second listing ran unasked
         await pilot.press("m")  # yolo: this proposal still waits for its answer
         assert session.settings.mode == "yolo"
-        await pilot.press("y")
-        await waiting("Final Answer")  # yolo, yet the Final Answer asks
-        kept = ReviewSettings.load(session.run.path)
-        assert kept.mode == "yolo" and kept.allowed == ["List Files"] and kept.ask_final
+        kept = ReviewSettings.load(session.run.path)  # yolo asks nothing, not the Final Answer
+        assert kept.mode == "yolo" and kept.allowed == ["List Files"] and not kept.ask_final
         # back to confirm by the palette (`m` would pass through human mode, which answers
-        # the waiting Final Answer: tests/tui/test_agent_human_mode.py)
+        # the waiting proposal: tests/tui/test_agent_human_mode.py)
         dict((name, call) for name, call, _ in screen.run_commands())["Run: confirm mode"]()
         assert session.settings.mode == "confirm"
+        await pilot.press("y")
+        await waiting("Final Answer")  # confirm mode: the Final Answer asks
         await pilot.press("S")  # stopped while the Final Answer waits
         await wait_for(pilot, lambda: isinstance(app.screen, AskScreen))
         await pilot.press("y")

@@ -189,6 +189,6 @@ def batch_cmd(
             again = resume_command(folder, retry_failed=result.failed > 0, jobs=jobs, executor=executor,
                                    ray_address=ray_address)
             console.print(safe_text(f"resume: {again}"))
-        console.print(safe_text(f"report: labcoat report {folder}"))
+        console.print(safe_text(f"report: labcoat report runs {folder}"))
     if result.failed:
         raise typer.Exit(1)

@@ -21,6 +21,7 @@ from rich.table import Table
 from rich.text import Text
 from typer.core import TyperGroup
 
+from environments.untrusted.words import failure_text, gain, metric
 from tui.terminal_text import SafeConsole, safe_text, visible
 
 
@@ -183,14 +184,7 @@ def known_task(text: str) -> None:
         fail(f"{err} (labcoat tasks lists the suite)")
 
 
-def num(x: float | None) -> str:
-    """A measurement for people: four significant digits, thousands without an exponent
-    (``45,440`` rather than ``4.544e+04``); ``--json`` keeps full precision."""
-    if x is None:
-        return "n/a"
-    if abs(x) >= 1e4:
-        return f"{x:,.0f}"
-    return f"{x:.4g}"
+num = metric  # a measurement for people (environments/reports/words.py); --json keeps full precision
 
 
 def improvement_text(s) -> str:
@@ -201,23 +195,30 @@ def improvement_text(s) -> str:
         return "n/a"
     interval = getattr(s, "interval", None)
     if interval is None:
-        return f"{s.improvement:+.1%}"
+        return gain(s.improvement)
     low, high = interval
-    return f"{s.improvement:+.1%} [95% CI {low:+.1%}, {high:+.1%}]"
+    return f"{gain(s.improvement)} [95% CI {gain(low)}, {gain(high)}]"
 
 
-def print_score(s) -> None:
+def print_score(s, so_far: int | None = None) -> None:
     """The score line: value, baseline, improvement (with its interval when it has one),
-    threshold, verdict."""
+    threshold, verdict; of a run stopped before its end (``so_far``: its last step), no
+    verdict but what the score is of."""
     if s.value is None:
         if s.failure == "not_scored":  # a task without eval.py: nothing failed
             console.print(safe_text(f"score: {s.detail}"))
             return
+        if s.failure == "infrastructure":  # the machine's failure: nothing of the actor's judged
+            console.print(Text.assemble("score: ", ("not scored", "yellow"),
+                                        safe_text(f" (infrastructure failure): {failure_text(s.detail)}")))
+            return
         console.print(Text.assemble("score: ", ("failed", "red"),
-                                    safe_text(f" ({s.failure}) {s.detail[:500]}")))
+                                    safe_text(f" ({s.failure}) {failure_text(s.detail)}")))
         return
     imp = improvement_text(s)
     verdict = ("success", "green") if s.success else ("below threshold", "yellow")
+    if so_far is not None:  # an interrupted run: the workspace as its last step left it
+        verdict = (f"no verdict: interrupted after step {so_far}, the score of its workspace so far", "yellow")
     console.print(Text.assemble(f"score: {s.metric} = {num(s.value)} (baseline {num(s.baseline)}, "
                                 f"improvement {imp}, threshold {s.threshold:.0%}) → ", verdict))
     if getattr(s, "baseline_source", None):  # which baseline, and why (environments/scoring/baselines.py)

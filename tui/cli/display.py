@@ -12,6 +12,7 @@ import difflib
 import re
 import sys
 import time
+from pathlib import Path
 
 from rich.console import Console
 from rich.live import Live
@@ -19,6 +20,7 @@ from rich.table import Table
 
 from agent.runner import RunHooks
 from environments.record.runs import RunDir, Step
+from environments.untrusted.words import plural
 from tui.terminal_text import safe_text, visible
 
 
@@ -28,7 +30,10 @@ def _head(text: str, width: int = 100) -> str:
 
 
 METRIC = re.compile(r"\b(acc|accuracy|loss|score|error|f1|auc|rmse|mae|perplexity|ppl|val\w*|test\w*)"
-                    r"\b[^\n]{0,20}?[:=]\s*-?\d", re.I)
+                    r"\b[^\n]{0,20}?(?:[:=]|\s)\s*-?\.?\d", re.I)
+# a warning Python printed (``x.py:3: UserWarning: ...``, then the line of source it points at,
+# indented), or a logger's: never what a run gave
+WARNING = re.compile(r"\b\w*Warning\b:|^\s*warnings\.warn\(|^\s*(?:\[?warn(?:ing)?\]?)\b[:\s]", re.I)
 VALIDATION = re.compile(r"\b(val(idation)?|dev)", re.I)
 WRITES = {"Write File": "written", "Append File": "appended"}
 MOSTLY_KEPT = 0.5  # a write keeping less of the file's lines (:func:`_kept`) is a rewrite, told by size
@@ -38,23 +43,47 @@ VALUE_CHARS = 30  # of a changed value shown (a rewritten line is not a value)
 EDIT_PARTS = 4  # an edit changing more places than this is told by its line counts
 
 
+LINE_CHANGES = 3  # a line changed in more places than this is a new line, shown as written
+VALUE_TOKENS = 3  # of a value changed beside another on one line (``-1e-3``: 3 tokens)
+
+
 def _changed_value(old: str, new: str) -> str | None:
-    """One replaced line as the change it makes: ``EPOCHS = 12`` → ``EPOCHS = 30`` reads
-    ``EPOCHS 12 → 30`` (``MLP(hidden=64)``: ``hidden 64 → 128``), named after the identifier
-    before the first difference; None when the lines differ in more than one place."""
+    """One replaced line as the changes it makes: ``EPOCHS = 12`` → ``EPOCHS = 30`` reads
+    ``EPOCHS 12 → 30`` (``MLP(hidden=64)``: ``hidden 64 → 128``; two settings of one call that
+    both changed: ``n_estimators 400 → 200, max_depth 6 → 12``), each named after the
+    identifier before it; None for a line changed in more places, or a new line."""
     ta, tb = list(TOKEN.finditer(old)), list(TOKEN.finditer(new))
     a, b = [t.group() for t in ta], [t.group() for t in tb]
     diffs = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
              if op[0] != "equal"]
-    if len(diffs) != 1 or (diffs[0][1], diffs[0][2]) == (0, len(a)):  # none, or a new line
-        return None
-    _, i1, i2, j1, j2 = diffs[0]
-    name = next((t for t in reversed(a[:i1]) if NAME.fullmatch(t)), "")
+    if not diffs or len(diffs) > LINE_CHANGES or (diffs[0][1], diffs[0][2]) == (0, len(a)):
+        return None  # none, too many, or a new line
+    if len(diffs) > 1 and any(max(i2 - i1, j2 - j1) > VALUE_TOKENS for _, i1, i2, j1, j2 in diffs):
+        return None  # several places, one of them more than a value: a rewritten line
 
     def span(tokens: list[re.Match], text: str, i: int, j: int) -> str:  # as written, spaces kept
         return _cut(text[tokens[i].start():tokens[j - 1].end()], VALUE_CHARS) if j > i else "∅"
 
-    return f"{name} {span(ta, old, i1, i2)} → {span(tb, new, j1, j2)}".strip()
+    changes = []
+    for _, i1, i2, j1, j2 in diffs:
+        name = _tuple_name(old, ta[i1].start()) if i1 < len(ta) else None
+        name = name or next((t for t in reversed(a[:i1]) if NAME.fullmatch(t)), "")
+        changes.append(f"{name} {span(ta, old, i1, i2)} → {span(tb, new, j1, j2)}".strip())
+    return ", ".join(changes)
+
+
+TUPLE_ASSIGN = re.compile(r"^\s*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)+)\s*=\s*")
+
+
+def _tuple_name(line: str, at: int) -> str | None:
+    """In ``STEPS, BATCH, LR = 8000, 64, 0.05`` the name of the value at column ``at`` (``STEPS``
+    for 8000), by its place in the tuple; None for another line or a place left of the values."""
+    found = TUPLE_ASSIGN.match(line)
+    if not found or at < found.end():
+        return None
+    names = [n.strip() for n in found.group(1).split(",")]
+    place = line[found.end():at].count(",")
+    return names[place] if place < len(names) else None
 
 
 def change_gist(old: list[str], new: list[str]) -> list[str]:
@@ -121,21 +150,54 @@ def _tree_tag(step: Step) -> str:
     return f"node {tag['node']} {tag.get('op', '?')}{of}: "
 
 
-def step_summary(step: Step, width: int = 100, before: str | None = None) -> str:
+def step_summary(step: Step, width: int = 100, before: str | None = None, metric: str | None = None) -> str:
     """What a step did, in one line for a person watching the run: what was tried and what it
     gave.
 
     The observation's first line is usually boilerplate ("The script has been executed.
     Here is the output:"); say instead what happened: a write's changed values against
     ``before`` (the file as it was, when known: ``train.py: EPOCHS 12 → 30``), an edit's
-    changed lines, a script's validation number (else its last metric line, else its last
-    output line) and exit code. A tree agent's step opens with its node and operator.
+    changed lines, a script's line with the task's ``metric`` as the baseline agent reads it
+    (:func:`agent.baseline.read_metric`: a validation number first), else its last metric-like
+    line, else its last output line that is no warning, and its exit code. A tree agent's step
+    opens with its node and operator.
     """
     tag = _tree_tag(step)
-    return tag + _what(step, max(20, width - len(tag)), before)
+    return tag + _what(step, max(20, width - len(tag)), before, metric)
 
 
-def _what(step: Step, width: int, before: str | None) -> str:
+def _output_lines(obs: str) -> list[str]:
+    """A script run's output lines, without warnings (and the source line a Python warning
+    quotes after itself), stripped."""
+    lines, quoted = [], False
+    for line in obs.split("\n", 1)[1].splitlines():
+        if WARNING.search(line):
+            quoted = True
+            continue
+        if quoted and line[:1].isspace():  # the source line a warning points at
+            quoted = False
+            continue
+        quoted = False
+        if line.strip():
+            lines.append(line.strip())
+    return lines
+
+
+def _result_line(output: list[str], metric: str | None) -> str:
+    """The line that says what a run gave: its validation number of the task's metric, else
+    any line with that metric, else a metric-like line, else its last line."""
+    if metric:
+        from agent.baseline import read_metric
+
+        found = [line for line in output if read_metric(line, metric) is not None]
+        if found:
+            return ([line for line in found if VALIDATION.search(line)] or found)[-1]
+    metrics = [line for line in output if METRIC.search(line)]
+    validation = [line for line in metrics if VALIDATION.search(line)]
+    return (validation or metrics or output or [""])[-1]
+
+
+def _what(step: Step, width: int, before: str | None, metric: str | None = None) -> str:
     obs = step.observation or ""
     args = step.args if isinstance(step.args, dict) else {}
     if step.action in WRITES and isinstance(args.get("content"), str) and not step.error:
@@ -153,10 +215,8 @@ def _what(step: Step, width: int, before: str | None) -> str:
             verb = "rewritten"  # a new script, not a change to read line by line
         return _cut(f"{name}: {lines} line{'s' * (lines != 1)}, {human_bytes(size)} {verb}", width)
     if step.action == "Execute Script" and "\n" in obs:
-        output = [line.strip() for line in obs.split("\n", 1)[1].splitlines() if line.strip()]
-        metrics = [line for line in output if METRIC.search(line)]
-        validation = [line for line in metrics if VALIDATION.search(line)]
-        shown = (validation or metrics or output or [""])[-1]
+        output = _output_lines(obs)
+        shown = (output or [""])[-1] if step.exit_code else _result_line(output, metric)  # failed: its last word
         code = f"exit {step.exit_code}: " if step.exit_code else ""
         return _cut(code + shown, width)
     if step.action.startswith("Edit Script"):
@@ -168,6 +228,19 @@ def _what(step: Step, width: int, before: str | None) -> str:
         if parts:
             return _joined(name, parts, width)
     return _head(obs, width)
+
+
+def task_metric(run: RunDir) -> str | None:
+    """The run's task's metric name (what a script run's progress line looks for), read from
+    its prepared folder; None where that folder is gone or broken (never prepared again just
+    to word a progress line)."""
+    from environments.task.spec import TaskError, load_task
+
+    root = Path(run.meta.task_root)
+    try:
+        return load_task(root, run.meta.task).metric if root.is_dir() else None
+    except (TaskError, OSError, ValueError):
+        return None
 
 
 BEFORE_CAP = 1 << 20  # a write larger than this is summarised by its size, not diffed
@@ -223,7 +296,7 @@ def _left(run: RunDir) -> str:
     left = run.meta.budgets.left(run.meta.totals)
     parts = []
     if left.max_steps is not None:
-        parts.append(f"{left.max_steps} steps")
+        parts.append(plural(left.max_steps, "step"))
     if left.max_time is not None:
         parts.append(clock(left.max_time))
     return f", {' '.join(parts)} left" if parts else ""
@@ -235,7 +308,9 @@ FINAL_CAP = 2000  # characters of the final answer printed; run.json keeps it wh
 def ending(run: RunDir) -> str:
     """How the run ended and the actor's final answer (what it says it found); a stopped one
     says how to continue it, naming its folder."""
-    line = f"{run.meta.status}: {run.meta.status_reason}"
+    reason = run.meta.status_reason
+    # a reason that restates the status (an older run's "interrupted (Ctrl-C)") is not said twice
+    line = reason if reason.startswith(run.meta.status) else f"{run.meta.status}: {reason}"
     answer = (run.meta.final_answer or "").strip()
     if answer:
         more = f" … ({len(answer) - FINAL_CAP} more characters in run.json)" if len(answer) > FINAL_CAP else ""
@@ -250,6 +325,7 @@ class PlainHooks(RunHooks):
 
     def __init__(self, stream=None) -> None:
         self.stream = stream or sys.stderr
+        self.metric: dict[str, str | None] = {}  # per run id: its task's metric, read once
 
     def after_step(self, run: RunDir, step: Step | None) -> None:
         if step is None:
@@ -258,7 +334,9 @@ class PlainHooks(RunHooks):
         flag = " ERROR" if step.error else ""
         mark = isolation_mark(run.meta.sandbox)
         flag += f" {mark}" if mark else ""
-        said = step_summary(step, before=before_write(run, step))
+        if run.meta.run_id not in self.metric:
+            self.metric[run.meta.run_id] = task_metric(run)
+        said = step_summary(step, before=before_write(run, step), metric=self.metric[run.meta.run_id])
         print(visible(f"[{run.meta.run_id}] step {step.index} {step.action}{flag}: {said} "
                       f"(tokens {count(t.tokens_in)}/{count(t.tokens_out)}, ${t.cost:.4f}, "
                       f"{t.seconds:.0f}s{_left(run)})"), file=self.stream, flush=True)
@@ -277,6 +355,7 @@ class LiveHooks(RunHooks):
         self.started = time.monotonic()
         self.live = Live(console=console, refresh_per_second=4, transient=False)
         self.run: RunDir | None = None
+        self.metric: str | None = None
 
     def _render(self) -> Table:
         meta = self.run.meta
@@ -287,7 +366,7 @@ class LiveHooks(RunHooks):
         token_cap = f" of {limits['max_tokens']}" if limits.get("max_tokens") else ""
         title = (f"{meta.task} · {meta.agent}{' · ' + meta.model if meta.model else ''} · step "
                  f"{t.steps}/{limits.get('max_steps') or '∞'} · tokens {count(t.tokens_in)}/{count(t.tokens_out)}"
-                 f"{token_cap} (cached {count(t.tokens_cached)}) · ${t.cost:.4f}{cost_cap} · {t.llm_calls} calls{left}")
+                 f"{token_cap} (cached {count(t.tokens_cached)}) · ${t.cost:.4f}{cost_cap} · {plural(t.llm_calls, 'call')}{left}")
         if mark := isolation_mark(meta.sandbox):
             title += f" · {mark}"
         table = Table(title=safe_text(title), expand=True)
@@ -303,6 +382,7 @@ class LiveHooks(RunHooks):
     def before_step(self, run: RunDir) -> None:
         if self.run is None:
             self.run = run
+            self.metric = task_metric(run)
             self.rows = [self._row(run, s) for s in run.steps()[-self.keep:]]
             self.live.start()
             self.live.update(self._render())
@@ -312,9 +392,8 @@ class LiveHooks(RunHooks):
             self.rows.append(self._row(run, step))
         self.live.update(self._render())
 
-    @staticmethod
-    def _row(run: RunDir, step: Step) -> tuple[Step, str]:
-        return step, step_summary(step, 200, before_write(run, step))
+    def _row(self, run: RunDir, step: Step) -> tuple[Step, str]:
+        return step, step_summary(step, 200, before_write(run, step), self.metric)
 
     def on_end(self, run: RunDir) -> None:
         if self.run is not None:

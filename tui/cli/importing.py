@@ -16,6 +16,7 @@ from typing import Optional
 
 import typer
 
+from environments.untrusted.words import plural
 from tui.cli.common import (
     JSON_OPT,
     PASS_ENV_OPT,
@@ -75,12 +76,12 @@ def mlab_cmd(
                 console.print(safe_text(f"already imported {o.log} as {o.run_dir}"))
             else:
                 console.print(safe_line(("imported", "green"), f" {o.log} -> {o.run_dir} "
-                                        f"({o.task}, {o.steps} steps)"))
+                                        f"({o.task}, {plural(o.steps, 'step')})"))
     if as_json:
         typer.echo(json.dumps([o.model_dump() for o in outcomes], indent=2))
     elif outcomes:
         done = sum(o.status != "failed" for o in outcomes)
-        console.print(safe_text(f"{done} of {len(outcomes)} logs imported; score them with "
-                                f"labcoat score {runs_dir}/<run_id> (or labcoat report {runs_dir})"))
+        console.print(safe_text(f"{done} of {plural(len(outcomes), 'log')} imported; score them with "
+                                f"labcoat score {runs_dir} (or labcoat report runs {runs_dir})"))
     if any(o.status == "failed" for o in outcomes):
         raise typer.Exit(1)

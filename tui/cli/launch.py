@@ -35,6 +35,13 @@ def tui_cmd(
         fail("--run opens a past run; --task starts a new one: pass one of them")
     if run is not None and not (run / "run.json").is_file():
         fail(f"{run} is not a run directory (it has no run.json)")
+    if run is not None:  # a broken run.json: one line here, not a traceback from the app
+        from environments.record.runs import RunReadError, read_meta
+
+        try:
+            read_meta(run, newer_ok=True)
+        except RunReadError as err:
+            fail(str(err))
     if model is not None and task is None:
         fail("--model starts an agent run: pass --task TASK with it")
     if confirm and model is None:

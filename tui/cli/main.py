@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import typer
 from rich.text import Text
 
 from tui.cli import batch as batch_cmd
+from tui.cli import export as export_cmd
 from tui.cli import importing as import_cmd
 from tui.cli import launch as tui_cmd
 from tui.cli import prepare as prepare_cmd
@@ -23,10 +26,12 @@ from tui.cli.common import (
     Group,
     clip,
     console,
+    err_console,
     fitted_table,
     num,
     print_table,
 )
+from tui.terminal_text import safe_text
 
 app = typer.Typer(
     cls=Group, help="labcoat: an agentic ML research workbench.", no_args_is_help=True,
@@ -49,6 +54,27 @@ def _version(value: bool) -> None:
 def _main(show_version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                             help="print labcoat's version and exit")) -> None:
     """labcoat: an agentic ML research workbench."""
+    _recover_mounts()
+
+
+def _recover_mounts() -> None:
+    """A run killed with SIGKILL leaves its workspace's quota image mounted in its run folder:
+    every command first recovers such mounts (copied back, unmounted), and says so. Only
+    root makes quota images, and only a loop device can hold one: anything else reads the
+    mount table and goes on (sandbox.quota is not even imported)."""
+    try:
+        if os.geteuid() != 0 or " /dev/loop" not in Path("/proc/self/mountinfo").read_text():
+            return
+    except OSError:
+        return
+    from sandbox.quota import recover_at_start
+
+    for point in recover_at_start():
+        err_console.print(safe_text(f"recovered {point}: a killed run had left its workspace's "
+                                    "quota image mounted there (content copied back, unmounted)"),
+                          highlight=False)
+
+
 app.add_typer(sandbox_cmd.app, name="sandbox")
 run_cmd.register(app)
 scoring_cmd.register(app)
@@ -58,6 +84,7 @@ report_cmd.register(app)
 uplift_cmd.register(app)
 tui_cmd.register(app)
 import_cmd.register(app)
+export_cmd.register(app)
 
 
 @app.command("tasks")

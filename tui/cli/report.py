@@ -19,6 +19,7 @@ from typing import Optional
 import typer
 from rich.text import Text
 
+from environments.untrusted.words import plural
 from tui.cli.common import (
     JSON_OPT,
     WIDE_OPT,
@@ -50,13 +51,30 @@ def _longest_word(text: str) -> int:
     return max((len(w) for w in text.split()), default=0)
 
 
+#: the least a long ``key`` cell (a model label) folds to when the headline numbers need its room
+KEY_FOLD_MIN = 24
+
+
+def needs(names: list[str], rows: list[list[str]], headline: set[str], width: int,
+          key: str) -> dict[str, int]:
+    """The width each column needs: a headline number (``100% ± 0% (2/2)``) and the ``key``
+    column (typed back) their longest cell, any other its longest word, so rich wraps at
+    spaces, never inside a word; a ``key`` too long to leave the headline numbers their room
+    folds (to no less than ``KEY_FOLD_MIN``) rather than push one of them out."""
+    need = {n: max(_longest_word(n), *((len(r[i]) if n == key or n in headline else _longest_word(r[i]))
+                                       for r in rows))
+            for i, n in enumerate(names)}
+    if key in need:
+        room = width - 1 - sum(need[n] + 3 for n in headline if n in need and n != key) - 3
+        need[key] = min(need[key], max(room, KEY_FOLD_MIN, _longest_word(key)))
+    return need
+
+
 def fit(names: list[str], rows: list[list[str]], priority: list[str], headline: set[str],
         width: int, key: str) -> list[str]:
     """The columns to show at ``width``: the headline ones, then others in ``priority`` order
-    while every column can be as wide as its longest word (the ``key`` column, typed back, as
-    its longest cell), so rich wraps at spaces, never inside a word; in the table's order."""
-    need = {n: max(_longest_word(n), *((len(r[i]) if n == key else _longest_word(r[i])) for r in rows))
-            for i, n in enumerate(names)}
+    while each can have what it :func:`needs`; in the table's order."""
+    need = needs(names, rows, headline, width, key)
     chosen = [n for n in priority if n in headline and n in names]
     used = sum(need[n] + 3 for n in chosen) + 1
     for n in priority:
@@ -71,7 +89,12 @@ def show(title: str, names: list[str], rows: list[list[str]], *, priority: list[
     """Print a table through the CLI's ``fitted_table``: everything with ``--wide``, else the
     columns :func:`fit` keeps, the caption naming the ones ``--wide`` adds."""
     keep = names if wide else fit(names, rows, priority, headline, console.width, key)
-    cols = [Col(n, key=n == key, justify="right" if n in right else "left") for n in keep]
+    # headline numbers are read whole (never ``100% ±`` / ``0%`` / ``(2/2)``); the key column
+    # too, unless its longest cell had to fold to leave them their room (``needs``)
+    need = needs(names, rows, headline, console.width, key)
+    whole_key = need.get(key, 0) >= max((len(r[names.index(key)]) for r in rows), default=0)
+    cols = [Col(n, key=(n == key and whole_key) or (n in headline and n != key),
+                justify="right" if n in right else "left") for n in keep]
     idx = [names.index(n) for n in keep]
     if wide:
         print_table(title, cols, [[r[i] for i in idx] for r in rows], wide=True)
@@ -227,10 +250,10 @@ def runs_report(runs_dir: Path, *, markdown: bool, as_json: bool, wide: bool, pl
         fail(str(err))
     a, b = compare if compare else (None, None)
     if a is not None and Path(a).is_dir() and Path(b).is_dir():  # two folders, each its own row
-        runs = (load_runs(a, label=a, where=filters, pool_all=pool_all)
-                + load_runs(b, label=b, where=filters, pool_all=pool_all))
+        runs = (load_runs(a, label=a, where=filters, pool_all=pool_all, on_skip=skipped)
+                + load_runs(b, label=b, where=filters, pool_all=pool_all, on_skip=skipped))
     else:
-        runs = load_runs(runs_dir, where=filters, pool_all=pool_all)
+        runs = load_runs(runs_dir, where=filters, pool_all=pool_all, on_skip=skipped)
     if not runs:
         fail(f"{runs_dir}: no run directories found" + (" matching --where" if filters else ""))
     rows = build_report(runs)
@@ -256,7 +279,7 @@ def runs_report(runs_dir: Path, *, markdown: bool, as_json: bool, wide: bool, pl
             cells[row.task].append(row_cells(row)[1:])
         scaled = any(r.mean_normalized is not None for r in rows)  # else normalized is all n/a
         for task, task_rows in cells.items():
-            show(f"{task}: {sum(r.runs for r in rows if r.task == task)} runs", names, task_rows,
+            show(f"{task}: {plural(sum(r.runs for r in rows if r.task == task), 'run')}", names, task_rows,
                  priority=PRIORITY if scaled else [n for n in PRIORITY if n != "normalized"],
                  headline=HEADLINE if scaled else HEADLINE - {"normalized"}, key="model", wide=wide,
                  right={n for n in names if n != "model"})
@@ -269,10 +292,15 @@ def runs_report(runs_dir: Path, *, markdown: bool, as_json: bool, wide: bool, pl
             err_console.print(Text.assemble(("note:", "yellow"), " ", safe_text(note)), highlight=False)
 
 
+def skipped(folder: Path, why: str) -> None:
+    """One line on stderr for a run folder a report cannot read (the others are reported)."""
+    err_console.print(Text.assemble(("skipped", "yellow"), " ", safe_text(why)), highlight=False)
+
+
 def family_report(run_dir: Path, *, as_json: bool, markdown: bool, diff: bool, wide: bool,
                   full: bool = False) -> None:
     """``labcoat report family RUN_DIR``: the original, its forks, and how they continued."""
-    from environments.record.runs import RunDir
+    from environments.record.runs import RunDir, RunReadError
     from environments.reports import dump
     from environments.reports.family import (
         FAMILY_COLUMNS,
@@ -284,10 +312,17 @@ def family_report(run_dir: Path, *, as_json: bool, markdown: bool, diff: bool, w
 
     if not (run_dir / "run.json").exists():
         fail(f"{run_dir}: not a run directory (no run.json)")
-    fam = load_family(run_dir)
-    by_id = {m.run_id: m for m in fam.members}
-    diffs = [diff_workspaces(RunDir.open(by_id[m.parent].path), RunDir.open(m.path))
-             for m in fam.members if diff and m.parent in by_id]
+    try:
+        fam = load_family(run_dir)
+        by_id = {m.run_id: m for m in fam.members}
+        diffs = [diff_workspaces(RunDir.open(by_id[m.parent].path, newer_ok=True),
+                                 RunDir.open(m.path, newer_ok=True))
+                 for m in fam.members if diff and m.parent in by_id]
+    except RunReadError as err:  # the run named cannot be read: one line, not a traceback
+        fail(str(err))
+        raise  # unreachable: fail() exits
+    for why in fam.skipped:
+        skipped(Path(why.split(": ", 1)[0]).parent, why)
     if as_json:
         typer.echo(dump({"members": [m.model_dump() for m in fam.members],
                          "diffs": [d.model_dump() for d in diffs]}))
@@ -295,7 +330,7 @@ def family_report(run_dir: Path, *, as_json: bool, markdown: bool, diff: bool, w
     if markdown:
         echo(family_markdown(fam))
     else:
-        show(f"{len(fam.members)} runs of {fam.root.run_id}'s family", FAMILY_COLUMNS,
+        show(f"{plural(len(fam.members), 'run')} of {fam.root.run_id}'s family", FAMILY_COLUMNS,
              [member_cells(m) for m in fam.members], priority=FAMILY_PRIORITY,
              headline={"run", "final score"}, key="run", wide=wide, right={"at", "steps (own)"})
         if len(fam.members) == 1:

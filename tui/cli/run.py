@@ -175,7 +175,7 @@ def run_cmd(
             safe_text(f"measuring {name}'s baseline on this machine (once)…")))
         result["score"] = s.model_dump()
         if not as_json:
-            print_score(s)
+            print_score(s, so_far=meta.totals.steps if meta.status == "interrupted" else None)
     if as_json:
         typer.echo(json.dumps(result, indent=2))
     if meta.status == "error":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 import time
 
 import typer
@@ -51,8 +52,10 @@ def check(
         help="run one command in each available backend and report what it could do"),
     wide: bool = WIDE_OPT,
 ) -> None:
-    """Report the Docker engine and image, which backends work here and what each isolates."""
+    """Report the Docker engine and image, which backends work here and what each isolates,
+    and the quota mounts killed runs left (recovered at every labcoat start)."""
     from sandbox.probe import probe
+    from sandbox.quota import recovery_line
 
     reports = check_all()
     docker_state = _engine_and_image()
@@ -61,7 +64,8 @@ def check(
     if as_json:
         typer.echo(json.dumps({"backends": [r.model_dump() for r in reports], "docker": docker_state,
                                "probes": {k: p.model_dump() for k, p in probes.items()},
-                               "auto": _auto()}, indent=2, default=str))
+                               "auto": _auto(), "quota_recovery": recovery_line()},
+                              indent=2, default=str))
         return
     engine = docker_state.get("engine")
     if engine:
@@ -94,6 +98,9 @@ def check(
             colour = "green" if p.contained else "red"
             console.print(safe_line((f"{r.backend} probe:", colour), " ", p.summary()), highlight=False)
     console.print(safe_line("--sandbox auto uses: ", (_auto(), "bold")))
+    for line in textwrap.wrap(recovery_line(), min(console.width, 100),
+                              break_long_words=False, break_on_hyphens=False):
+        console.print(safe_text(line), highlight=False)
 
 
 #: what a backend isolates: its report's field, the column's header and its short form

@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from environments.untrusted.words import gain, metric, plural
 from tui.cli.common import (
     DEVICE_OPT,
     JSON_OPT,
@@ -83,7 +84,7 @@ def score_cmd(
 
         def progress(i: int, n: int, s, run=run) -> None:
             if not as_json:
-                v = "failed: " + str(s.failure) if s.value is None else f"{s.value:.5g}"
+                v = "failed: " + str(s.failure) if s.value is None else metric(s.value)
                 imp = "" if s.improvement is None else f" ({improvement_text(s)})"
                 err_console.print(safe_text(f"  {run.meta.run_id} step {s.step} [{i}/{n}]: {v}{imp}"))
 
@@ -104,7 +105,7 @@ def score_cmd(
             out.append({"run_dir": str(d), "steps": [s.model_dump() for s in curve],
                         "result": result.model_dump()})
             if not as_json:
-                console.print(safe_line((run.meta.run_id, "bold"), f" ({len(curve)} steps scored; "
+                console.print(safe_line((run.meta.run_id, "bold"), f" ({plural(len(curve), 'step')} scored; "
                                         f"the run's result, step {result.step} scored alone:)"))
                 print_score(result)
             continue
@@ -173,7 +174,7 @@ def baseline_cmd(
 
     def progress(i: int, n: int, value: float) -> None:
         if not as_json:
-            err_console.print(safe_text(f"  run {i}/{n}: {spec.metric} = {value:.5g}"))
+            err_console.print(safe_text(f"  run {i}/{n}: {spec.metric} = {metric(value)}"))
 
     try:
         measured = summarise(spec, measure(spec, runs=runs, sandbox=sandbox, progress=progress))
@@ -185,14 +186,14 @@ def baseline_cmd(
         if as_json:
             typer.echo(used.model_dump_json(indent=2))
         else:
-            console.print(safe_text(f"{spec.name}: baseline {spec.metric} = {used.value:.5g}: {used.why}"))
+            console.print(safe_text(f"{spec.name}: baseline {spec.metric} = {metric(used.value)}: {used.why}"))
         return
     path = store_baseline(spec, measured)
     if as_json:
         typer.echo(measured.model_dump_json(indent=2))
         return
-    console.print(safe_text(f"{spec.name}: {spec.metric} = {measured.mean:.5g} ± {measured.std:.2g} "
-                            f"over {runs} runs (stored in {path})"))
+    console.print(safe_text(f"{spec.name}: {spec.metric} = {metric(measured.mean)} ± {metric(measured.std)} "
+                            f"over {plural(runs, 'run')} (stored in {path})"))
     if spec.baseline is not None:
         console.print(f"note: task.toml fixes the baseline at {spec.baseline}; scoring uses that.")
 
@@ -222,9 +223,9 @@ def check_task_cmd(
         typer.echo(result.model_dump_json(indent=2))
     else:
         verdict = ("PASS", "green") if result.passed else ("FAIL", "red")
-        console.print(safe_line(verdict, f" {result.task}: reference {result.reference:.5g} vs baseline "
-                                f"{result.baseline:.5g} ({result.baseline_why or result.baseline_source}) → improvement "
-                                f"{result.improvement:+.1%}, threshold {result.threshold:.0%} "
+        console.print(safe_line(verdict, f" {result.task}: reference {metric(result.reference)} vs baseline "
+                                f"{metric(result.baseline)} ({result.baseline_why or result.baseline_source}) → improvement "
+                                f"{gain(result.improvement)}, threshold {result.threshold:.0%} "
                                 f"({result.seconds:.0f} s)"))
     if not result.passed:
         raise typer.Exit(1)

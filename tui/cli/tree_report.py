@@ -1,4 +1,4 @@
-"""``labcoat report --tree RUN_DIR``: a tree run's nodes on the command line.
+"""``labcoat report tree RUN_DIR``: a tree run's nodes on the command line.
 
 The batch report shows a tree run as one row (``tree: MODEL``); this view lists the nodes the
 search made: parent, operator, status, validation metric, time, plan, and which one is best.
@@ -21,6 +21,7 @@ from agent.tree.prompts import last_line
 from agent.tree.view import has_tree, regular_file, run_metric, tree_of
 from environments.record.runs import RunDir
 from environments.reports import md_table
+from environments.untrusted.words import plural
 from tui.cli.common import Col, num
 
 PLAN_WIDTH = 80  # the table's plan column: one line, cut here (--json keeps the whole plan)
@@ -71,7 +72,7 @@ def open_run(run_dir: Path) -> RunDir:
         raise TreeReportError(f"{run_dir}: " + ("run.json is not a regular file" if os.path.lexists(meta)
                                                 else "not a run directory (no run.json)"))
     try:
-        run = RunDir.open(run_dir)
+        run = RunDir.open(run_dir, newer_ok=True)
     except (OSError, ValueError) as err:  # pydantic's ValidationError is a ValueError
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise TreeReportError(f"{run_dir}: unreadable run.json ({first})") from err
@@ -95,8 +96,8 @@ def load_tree_report(run_dir: Path) -> TreeReport:
     steps = run.steps(trim=False)  # only reading: a live run's last line may be mid-write
     if not has_tree(steps):
         raise TreeReportError(
-            f"{run_dir}: not a tree run (agent {run.meta.agent!r}, {len(steps)} steps, none tagged "
-            "by the tree agent); labcoat report RUNS_DIR shows other runs")
+            f"{run_dir}: not a tree run (agent {run.meta.agent!r}, {plural(len(steps), 'step')}, none tagged "
+            "by the tree agent); labcoat report runs RUNS_DIR shows other runs")
     metric, higher = run_metric(run)
     tree = tree_of(steps, metric, higher)
     return TreeReport(
@@ -147,7 +148,7 @@ def plan_width(report: TreeReport, width: int) -> int:
 
 def header(report: TreeReport) -> str:
     metric = one_line(report.metric, 60) or "an unnamed metric"
-    return (f"tree of {one_line(report.task, 60)}: {len(report.nodes)} nodes · "
+    return (f"tree of {one_line(report.task, 60)}: {plural(len(report.nodes), 'node')} · "
             f"{metric}, {report.direction} is better")
 
 

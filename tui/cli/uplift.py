@@ -120,7 +120,8 @@ def uplift_cmd(
                    retry_failed=retry_failed, on_progress=on_progress,
                    on_measure=lambda t: as_json or err_console.print(
                        safe_text(f"{t}: measuring its baseline first")))
-        report = uplift_report(root)
+        from tui.cli.report import skipped
+        report = uplift_report(root, on_skip=skipped)
     except KeyboardInterrupt:
         err_console.print(safe_text(f"interrupted; resume with: labcoat uplift --resume {root}"))
         raise typer.Exit(130) from None

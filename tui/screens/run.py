@@ -51,12 +51,13 @@ swaps the step for the files and back. `h`/`l` step back and forth, `j`/`k` scro
 **By hand:** choose an action in the list (Enter), fill the form (prefilled), Enter or
 ctrl+s submits; Escape closes the form. *Edit a file (editor)* opens the file in an editor;
 ctrl+s saves it as a Write File step. `S`, or leaving the screen, ends the run
-(`interrupted`, after asking) and scores it.
+(`interrupted`, after asking) and scores it; `q` asks too, and quits once the run has stopped
+(that run is scored later: `c` on the Runs screen). A run that has ended offers no actions.
 
 **Agent:** space pauses and resumes, `n` lets one step happen, `S` stops the run
-(`interrupted`, after asking; Escape asks too). `m` cycles confirm mode (each proposed
-action waits), yolo mode (actions run unasked; the Final Answer still waits once confirm or
-human mode was on) and human mode (you act by hand with the action forms, the model is not
+(`interrupted`, after asking; Escape and `q` ask too). `m` cycles confirm mode (each proposed
+action waits), yolo mode (actions run unasked, the Final Answer too: nothing waits for you)
+and human mode (you act by hand with the action forms, the model is not
 asked, until you switch back; each step records who took it); the palette has each mode too.
 The mode is kept with the run, so resuming it asks the same way. A
 waiting proposal shows exactly what will run (a file write as its diff, opened at its first
@@ -225,7 +226,8 @@ your answer, Escape gives none.
             self.agent.decide(self._edited(event.action, event.args))
             self._hide_confirm()
 
-    def on_run_ended(self, message: RunEnded) -> None:
+    async def on_run_ended(self, message: RunEnded) -> None:
+        await self._end_hands()  # before the notice: no action is offered after the end
         self._refresh_status()
         self._show_summary()
         meta = message.run.meta

@@ -9,7 +9,9 @@ from collections.abc import Iterable
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.message import Message
+from textual.widget import MountError
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -110,6 +112,25 @@ class ByHand(RunScreenBase):
             self.post_message(StepRecorded(step))
         if self.human.ended:  # a Final Answer, or a budget: drive ended the run
             self.post_message(RunEnded(self.run))
+
+    async def _end_hands(self) -> None:
+        """A run that has ended takes no more actions: the palette is disabled and an open
+        form closed, saying so and how to go on (an action tried then would only fail)."""
+        meta = self.run.meta
+        for palette in self.query("#palette").results(OptionList):
+            palette.disabled = True
+            palette.display = False
+        for panel in self.query("#human-panel"):
+            panel.add_class("-ended")  # a line of text now, not a form's room
+        for holder in self.query("#form-holder").results(Vertical):
+            holder.loading = False
+            try:
+                await holder.remove_children()
+                await holder.mount(Static(Content(visible(
+                    f"The run has ended ({meta.status}): it takes no more actions. On the Runs "
+                    "screen (r), u resumes it and K forks it.")), id="form-hint"))
+            except MountError:  # the screen is closing (the app quits): nothing to say
+                pass
 
     def on_action_failed(self, message: ActionFailed) -> None:
         self.busy = ""

@@ -16,7 +16,7 @@ from tui.screens.run_hand import HandsWanted
 from tui.widgets.proposal import ProposalPanel
 
 #: what each confirm mode does, said when it is switched on (key `m`, the palette)
-MODE_NOTES = {"confirm": "each proposed action waits for you", "yolo": "actions run unasked",
+MODE_NOTES = {"confirm": "each proposed action waits for you", "yolo": "actions run unasked, the Final Answer too",
               "human": "you act by hand; the model is not asked"}
 
 

@@ -14,21 +14,28 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Header, Input, Label
 
 from environments.record.runs import RunDir
-from tui.terminal_text import safe_text
+from environments.reports.records import find_run_dirs
+from environments.untrusted.words import gain
+from environments.untrusted.words import metric as metric_text
+from tui.terminal_text import safe_text, visible
 from tui.widgets.footer import KeysFooter
 
 RESUMABLE = ("interrupted", "error")
 
 
-def run_dirs(runs_dir: Path) -> list[RunDir]:
+def run_dirs(runs_dir: Path, skipped: list[str] | None = None) -> list[RunDir]:
+    """The runs in ``runs_dir`` (a newer labcoat's status read as ``unknown``); each folder
+    whose run.json cannot be read is left out, and why appended to ``skipped``. Found as the
+    Scores screen and ``labcoat report`` find them (``find_run_dirs``: a batch's and an
+    uplift's runs lie folders deeper), so the two screens count the same runs."""
     runs = []
     if runs_dir.is_dir():
-        for p in sorted(runs_dir.iterdir()):
-            if (p / "run.json").exists():
-                try:
-                    runs.append(RunDir.open(p))
-                except (ValueError, OSError):
-                    continue
+        for p in find_run_dirs(runs_dir):
+            try:
+                runs.append(RunDir.open(p, newer_ok=True))
+            except (ValueError, OSError) as err:
+                if skipped is not None:
+                    skipped.append(str(err).splitlines()[0] if str(err) else type(err).__name__)
     return runs
 
 
@@ -68,11 +75,13 @@ def score_cells(run: RunDir) -> tuple[str, str]:
         score = json.loads(path.read_text())
     except (OSError, ValueError):
         return "unreadable", ""
-    if score.get("value") is None:
+    if score.get("value") is None:  # the machine's failure is not the run's: said apart
+        if score.get("failure") == "infrastructure":
+            return "infra failure (not scored)", ""
         return f"failed ({score.get('failure')})", ""
     imp = score.get("improvement")
     mark = " ✓" if score.get("success") else ""
-    return ("n/a" if imp is None else f"{imp:+.1%}{mark}"), f"{score['value']:.4g}"
+    return gain(imp) + (mark if imp is not None else ""), metric_text(score["value"])
 
 
 class RunsScreen(Screen):
@@ -82,7 +91,7 @@ Past runs in the runs folder, with status and score. Enter opens one to replay i
 step; `c` scores its last step, `C` every step (the curve in the run's Score tab); `u`
 resumes an interrupted or failed run with the same actor; `K` forks the run at a step you
 choose and lets you continue it by hand (a new run whose first steps are the original's).
-A fork is listed under the run it was forked from; `labcoat report --family RUN_DIR`
+A fork is listed under the run it was forked from; `labcoat report family RUN_DIR`
 compares the continuations.
 """
     BINDINGS = [Binding("enter", "open_run", "Open", id="runs.open"),
@@ -106,21 +115,27 @@ compares the continuations.
         self.title = "labcoat · runs"
         self.sub_title = self.runs_dir.name
         table = self.query_one("#runs-table", DataTable)
-        # what a person scans for first (the result), then what identifies the run
-        table.add_columns("improvement", "status", "task", "agent / model", "steps", "metric", "run")
+        # what a person scans for first (the result), then what tells runs apart (the id, a
+        # fork's "(from K)"): at 80 columns these are what fits
+        table.add_columns("improvement", "run", "steps", "status", "task", "agent / model", "metric")
         self.action_reload()
 
     def action_reload(self) -> None:
         table = self.query_one("#runs-table", DataTable)
         table.clear()
-        ordered = family_order(run_dirs(self.runs_dir))
+        skipped: list[str] = []
+        ordered = family_order(run_dirs(self.runs_dir, skipped))
+        if skipped:  # named, so a run that vanished from the list is explained
+            self.notify(visible(f"skipped {len(skipped)} run folder{'s' * (len(skipped) > 1)} "
+                                "it cannot read: " + "; ".join(skipped)),
+                        severity="warning", timeout=15, markup=False)
         self.runs = [run for run, _ in ordered]
         for run, depth in ordered:
             m = run.meta
             name = ("  " * (depth - 1) + "└ " if depth else "") + m.run_id
             steps = str(m.totals.steps) + (f" (from {m.fork.step})" if m.fork else "")
             headline, metric = score_cells(run)
-            cells = (headline, m.status, m.task, m.model or m.agent, steps, metric, name)
+            cells = (headline, name, steps, m.status, m.task, m.model or m.agent, metric)
             table.add_row(*(safe_text(cell) for cell in cells))  # a str cell is markup to DataTable
 
     @property

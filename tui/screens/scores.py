@@ -20,6 +20,7 @@ from environments.reports import (
     load_runs,
     row_cells,
 )
+from tui.terminal_text import visible
 from tui.widgets.footer import KeysFooter
 from tui.widgets.plot import ascii_plot
 
@@ -27,6 +28,10 @@ from tui.widgets.plot import ascii_plot
 VIEWS = (("steps", "improvement over steps", None),
          ("seconds", "normalized score over wall-clock (anytime)", lambda x: f"{x:,.0f} s"),
          ("tokens", "normalized score over tokens (anytime)", lambda x: f"{x:,.0f} tok"))
+#: the report's columns as this screen orders them: the headline numbers first, so that an
+#: 80-column terminal shows the improvement and the success rate (the rest scrolls sideways)
+SHOWN = ["mean improvement", "success", "task", "model", "normalized",
+         *(c for c in COLUMNS if c not in {"mean improvement", "success", "task", "model", "normalized"})]
 NO_ANYTIME = ("No normalized per-step scores for this task yet: the task needs anchors.toml, "
               "and `labcoat score RUN --all-steps` scores each step.")
 
@@ -62,19 +67,27 @@ scored and drawn the same way (on the clock; they spend no tokens).
     def on_mount(self) -> None:
         self.title = "labcoat · scores"
         self.sub_title = self.runs_dir.name
-        self.query_one("#scores-table", DataTable).add_columns(*COLUMNS)
+        self.query_one("#scores-table", DataTable).add_columns(*SHOWN)
         self.action_reload()
 
     def action_reload(self) -> None:
-        runs = load_runs(self.runs_dir) if self.runs_dir.exists() else []
+        skipped: list[str] = []  # broken run folders: named, never the end of the app
+        runs = (load_runs(self.runs_dir, on_skip=lambda _, why: skipped.append(why))
+                if self.runs_dir.exists() else [])
+        if skipped:
+            self.notify(visible(f"skipped {len(skipped)} run folder{'s' * (len(skipped) > 1)} "
+                                "it cannot read: " + "; ".join(skipped)),
+                        severity="warning", timeout=15, markup=False)
         self.rows = build_report(runs)
         self.curves = improvement_curves(runs)
         self.anytime = {axis: anytime_curves(runs, axis) for axis in ("seconds", "tokens")}
         table = self.query_one("#scores-table", DataTable)
         kept = table.cursor_row  # clearing the table puts the cursor back on row 0
         table.clear()
+        order = [COLUMNS.index(name) for name in SHOWN]
         for row in self.rows:
-            table.add_row(*row_cells(row))
+            cells = row_cells(row)
+            table.add_row(*(cells[i] for i in order))
         if not self.rows:
             self.show_plot(None)
             return

@@ -14,6 +14,7 @@ from textual.widgets import Button, DataTable, Header, Markdown
 from environments.scoring.baselines import known_baseline
 from environments.task.spec import TaskSpec
 from environments.task.suite import scan_tasks
+from environments.untrusted.words import metric
 from tui.terminal_text import safe_text
 from tui.widgets.footer import KeysFooter
 
@@ -59,7 +60,7 @@ is recorded under the runs folder and scored when it ends.
             base = known_baseline(t)
             arrow = "↑" if t.higher_is_better else "↓"
             cells = (t.name, t.kind, f"{t.metric} {arrow}",
-                     "measure" if base is None else f"{base:.4g}", ", ".join(t.tools) or "—")
+                     "measure" if base is None else metric(base), ", ".join(t.tools) or "—")
             table.add_row(*(safe_text(c) for c in cells), key=t.name)  # a str cell is markup
         if self.tasks:
             self.show_task(self.tasks[0])

@@ -37,11 +37,15 @@ class CodeView(ScrollView, can_focus=True):
     """Highlighted code with a line-number gutter that stays put when scrolled sideways."""
 
     COMPONENT_CLASSES = {"code-view--gutter"}
+    #: fold unnumbered lines at the view's width instead of cropping them (a diff: its changed
+    #: value is often at the end of a long line, past a narrow pane's edge)
+    WRAP = False
 
     def __init__(self, text: str = "", *, name: str | None = None, id: str | None = None,
                  classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.lines: list[Content] = []
+        self._shown: list[Content] = []  # the rows drawn: ``lines``, folded when wrapped
         self.numbered = False
         self._gutter = 0
         # row -> the whole line, styled; cropped to the scroll position when drawn
@@ -72,13 +76,29 @@ class CodeView(ScrollView, can_focus=True):
         self.lines = lines
         self.numbered = numbered
         self._gutter = len(str(len(lines))) + 1 if numbered else 0
-        self._rows.clear()
-        widest = max((line.cell_length for line in lines), default=0)
-        self.virtual_size = Size(self._gutter + widest, len(lines))
+        self._layout()
         if not keep_scroll:
             # forced: the scrollbars for the new size only appear at the next layout
             self.scroll_to(0, 0, animate=False, force=True)
         self.refresh()
+
+    def _layout(self) -> None:
+        """The rows to draw at the current width (every line whole, or folded: ``WRAP``)."""
+        self._rows.clear()
+        width = self.size.width - self.styles.scrollbar_size_vertical  # a scrollbar may come
+        if self.WRAP and not self.numbered and width > 1:
+            # a folded line's rest is indented by one, under the text after a diff's +/- mark
+            self._shown = [part if i == 0 else Content(" ") + part for line in self.lines
+                           for i, part in enumerate(line.wrap(width - 1) or [line])]
+        else:
+            self._shown = self.lines
+        widest = max((line.cell_length for line in self._shown), default=0)
+        self.virtual_size = Size(self._gutter + widest, len(self._shown))
+
+    def on_resize(self) -> None:
+        if self.WRAP:
+            self._layout()
+            self.refresh()
 
     def notify_style_update(self) -> None:
         """Theme or CSS changed: cached rows carry the old styles."""
@@ -96,7 +116,7 @@ class CodeView(ScrollView, can_focus=True):
         row = scroll_y + y
         width = self.scrollable_content_region.width
         base = self._base
-        if row >= len(self.lines):
+        if row >= len(self._shown):
             return Strip.blank(width, base)
         line = self._rows.get(row)
         if line is None:
@@ -109,7 +129,7 @@ class CodeView(ScrollView, can_focus=True):
     def _render_row(self, row: int) -> Strip:
         style = self.visual_style
         return Strip([Segment(text, (style + text_style).rich_style)
-                      for text, text_style in self.lines[row].render(style, end="")])
+                      for text, text_style in self._shown[row].render(style, end="")])
 
     def _gutter_strip(self, row: int) -> Strip:
         style = self.get_component_rich_style("code-view--gutter")

@@ -24,6 +24,7 @@ from agent.tree.prompts import last_line
 from agent.tree.view import RunTree, tree_of
 from environments.record.runs import RunDir, Step
 from environments.record.snapshots import SnapshotError
+from environments.untrusted.words import metric as metric_text
 from tui.terminal_text import visible
 from tui.widgets.code_view import CodeView
 from tui.widgets.workspace import file_diff
@@ -37,7 +38,7 @@ def node_label(node: Node, metric: str, best: int | None) -> Text:
     if node.parent is not None:
         label.append(f" of #{node.parent}")
     if node.status == "good" and node.metric is not None:
-        label.append(visible(f" · {metric} {node.metric:.4g}"), style="green")
+        label.append(visible(f" · {metric} {metric_text(node.metric)}"), style="green")
         if node.metric_source == "output":
             label.append(" (printed)", style="dim")
     elif node.status == "buggy":

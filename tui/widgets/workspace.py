@@ -155,11 +155,14 @@ def file_diff(rel: str, before: str, after: str) -> str:
 
 
 class DiffView(CodeView):
-    """What one step changed, as a unified diff.
+    """What one step changed, as a unified diff, its long lines folded (a changed value at
+    the end of a line stays in sight in a narrow pane).
 
     The Run screen calls ``show`` only while the Diff tab is the one shown (and again when
     it is activated): reading two snapshots and diffing them is wasted on a hidden tab.
     """
+
+    WRAP = True
 
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
