@@ -333,12 +333,26 @@ def test_a_sandbox_never_closed_is_copied_back_when_its_process_exits(tmp_path):
     assert (ws / "made.txt").read_text() == "made\n"
 
 
+def kill_owner(script: str, ws: Path, *args: str) -> None:
+    """Run ``script`` (given ``ws`` and ``args``) in a process of its own until it prints
+    READY with its quota'd sandbox open over ``ws``, then kill it with SIGKILL: nothing of its
+    own cleanup runs, so its quota image stays mounted at ``ws``."""
+    import signal
+
+    repo = Path(__file__).resolve().parents[2]
+    owner = subprocess.Popen([sys.executable, "-c", script, str(ws), *args], cwd=repo,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert owner.stdout.readline().strip() == "READY"
+    finally:
+        owner.send_signal(signal.SIGKILL)
+        owner.wait()
+    assert mounted_at(ws)  # nothing of the owner's ran at its death
+
+
 @pytest.mark.parametrize("backend",
                          [p for p in QUOTA_BACKENDS if p.id in ("local-bwrap", "docker")])
 def test_an_owner_killed_with_sigkill_is_recovered_by_the_next_start(tmp_path, backend):
-    import signal
-
-
     need_quota()
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -352,15 +366,7 @@ def test_an_owner_killed_with_sigkill_is_recovered_by_the_next_start(tmp_path, b
         print("READY", flush=True)
         time.sleep(600)
     """)
-    repo = Path(__file__).resolve().parents[2]
-    owner = subprocess.Popen([sys.executable, "-c", script, str(ws), backend], cwd=repo,
-                             stdout=subprocess.PIPE, text=True)
-    try:
-        assert owner.stdout.readline().strip() == "READY"
-    finally:
-        owner.send_signal(signal.SIGKILL)
-        owner.wait()
-    assert mounted_at(ws)  # nothing of the owner's ran at its death
+    kill_owner(script, ws, backend)
     other = tmp_path / "other"
     other.mkdir()
     with make_sandbox("local", other, task_limits(disk_mb=DISK_MB)):

@@ -7,16 +7,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from tests.sandbox.test_quota import mounted_at, need_quota
+from tests.sandbox.test_quota import kill_owner, mounted_at, need_quota
 from tui.cli import app
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="workspace quotas need root")
@@ -34,15 +31,7 @@ OWNER = textwrap.dedent("""
 
 def killed_owner(ws: Path) -> None:
     """A process that opened a quota'd sandbox over ``ws``, wrote in it, and was killed -9."""
-    repo = Path(__file__).resolve().parents[2]
-    owner = subprocess.Popen([sys.executable, "-c", OWNER, str(ws)], cwd=repo,
-                             stdout=subprocess.PIPE, text=True)
-    try:
-        assert owner.stdout.readline().strip() == "READY"
-    finally:
-        owner.send_signal(signal.SIGKILL)
-        owner.wait()
-    assert mounted_at(ws)  # nothing of the owner's ran at its death
+    kill_owner(OWNER, ws)
 
 
 def test_any_labcoat_command_recovers_a_killed_runs_mount(tmp_path, monkeypatch):
