@@ -8,9 +8,6 @@ and network namespaces, while the workspace, its quota and the uid it runs as ar
 
 from __future__ import annotations
 
-import os
-import time
-
 import pytest
 
 from sandbox import SandboxError, SandboxLimits
@@ -35,17 +32,22 @@ def sh(sb, script: str) -> str:
     return r.stdout
 
 
-@BACKENDS
-def test_renew_gives_fresh_temporary_mounts_and_keeps_the_workspace(tmp_path, backend):
+@pytest.fixture
+def sb(tmp_path, backend):
     ws = tmp_path / "ws"
     ws.mkdir()
-    with make_sandbox(backend, ws, SandboxLimits(timeout=60)) as sb:
-        sh(sb, "echo mine > ws.txt")
-        assert sh(sb, STUCK).split() == ["kept", "kept"]  # emptying leaves them
-        before = sh(sb, LOOK).splitlines()
-        assert before[0].split() == ["kept", "kept"] and "stuck" in before[1]
-        sb.renew()
-        after = sh(sb, LOOK).splitlines()
+    with make_sandbox(backend, ws, SandboxLimits(timeout=60)) as box:
+        yield box
+
+
+@BACKENDS
+def test_renew_gives_fresh_temporary_mounts_and_keeps_the_workspace(sb):
+    sh(sb, "echo mine > ws.txt")
+    assert sh(sb, STUCK).split() == ["kept", "kept"]  # emptying leaves them
+    before = sh(sb, LOOK).splitlines()
+    assert before[0].split() == ["kept", "kept"] and "stuck" in before[1]
+    sb.renew()
+    after = sh(sb, LOOK).splitlines()
     assert "kept" not in after[0] and "stuck" not in " ".join(after[:2]), after
     uid_before, pid_before, ws_before = before[-3:]
     uid_after, pid_after, ws_after = after[-3:]
@@ -55,13 +57,10 @@ def test_renew_gives_fresh_temporary_mounts_and_keeps_the_workspace(tmp_path, ba
 
 
 @BACKENDS
-def test_renew_leaves_no_process(tmp_path, backend):
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    with make_sandbox(backend, ws, SandboxLimits(timeout=60)) as sb:
-        sh(sb, "echo $$ > /tmp/pid")
-        sb.renew()
-        out = sh(sb, "cat /proc/[0-9]*/comm | sort | tr '\\n' ' '; echo; if test -e /tmp/pid; then echo LEFT; fi")
+def test_renew_leaves_no_process(sb):
+    sh(sb, "echo $$ > /tmp/pid")
+    sb.renew()
+    out = sh(sb, "cat /proc/[0-9]*/comm | sort | tr '\\n' ' '; echo; if test -e /tmp/pid; then echo LEFT; fi")
     procs, *rest = out.splitlines()
     others = [n for n in procs.split() if n not in ("sh", "cat", "sort", "tr", "test")]
     # the supervisor alone; /tmp may hold mount points (a venv under /tmp), never the file
@@ -72,25 +71,3 @@ def test_a_backend_that_isolates_nothing_cannot_renew(tmp_path):
     with make_sandbox("local-plain", tmp_path, SandboxLimits(timeout=60)) as sb:
         with pytest.raises(SandboxError):
             sb.renew()
-
-
-@pytest.mark.slow
-@BACKENDS
-def test_what_renew_costs(tmp_path, backend, capsys):
-    """Not a bound: the figure for the notes (a command, and a renew with the next command)."""
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    with make_sandbox(backend, ws, SandboxLimits(timeout=60)) as sb:
-        sh(sb, "true")
-        t0 = time.perf_counter()
-        for _ in range(5):
-            sh(sb, "true")
-        plain = (time.perf_counter() - t0) / 5
-        t0 = time.perf_counter()
-        for _ in range(5):
-            sb.renew()
-            sh(sb, "true")
-        renewed = (time.perf_counter() - t0) / 5
-    with capsys.disabled():
-        print(f"\n{backend} as uid {os.geteuid()}: command {plain * 1e3:.1f} ms, renew + command "
-              f"{renewed * 1e3:.1f} ms")
