@@ -36,9 +36,11 @@ def proposal(args: BaseModel, action: str | None = None, **meta: Any) -> Proposa
     a raw dict that drifts when an argument is renamed. ``action`` is needed only where several
     actions share one model (Write File and Append File), and is checked against it.
     """
+    from environments.acting.candidates import SCORE_CANDIDATE_ACTION
     from environments.acting.low_level import LOW_LEVEL_ACTIONS, RESTORE_WORKSPACE
 
-    names = [spec.name for spec in (*LOW_LEVEL_ACTIONS, RESTORE_WORKSPACE) if spec.args_model is type(args)]
+    built_in = (*LOW_LEVEL_ACTIONS, RESTORE_WORKSPACE, SCORE_CANDIDATE_ACTION)
+    names = [spec.name for spec in built_in if spec.args_model is type(args)]
     if action is None and len(names) != 1:
         raise TypeError(f"{type(args).__name__} is the model of {names or 'no built-in action'}: "
                         "name the action")
@@ -82,6 +84,11 @@ class Actor(Protocol):
         """Its run's folder exists (the replay actor keeps its actions file there)."""
         ...
 
+    def on_end(self) -> None:
+        """The run ended, however (a stop from the TUI, Ctrl-C, an error): release what the
+        actor holds beyond the run's sandbox (the research pool's workers)."""
+        ...
+
     def extra_actions(self) -> Sequence[ActionSpec]:
         """Actions the actor brings (LLM-backed ones); most bring none."""
         ...
@@ -117,4 +124,7 @@ class BaseActor:
         return None
 
     def on_created(self, run: RunDir) -> None:
+        pass
+
+    def on_end(self) -> None:
         pass

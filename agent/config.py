@@ -28,6 +28,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agent.context import ContextSettings
+from agent.pool.settings import PoolSettings
 from agent.tree.settings import TreeSettings
 from environments.acting.environment import OPTIONAL_ACTIONS, optional_names
 from environments.acting.observation import DEFAULT_OBSERVATION_CAP
@@ -35,7 +36,7 @@ from environments.record.runs import ActorSpec, Budgets, RunMeta
 
 __all__ = ["OPTIONS", "ActorConfig", "Budgets", "Option", "OptionError", "build", "options"]
 
-Kind = Literal["research", "tree", "baseline", "langchain", "replay", "human"]
+Kind = Literal["research", "tree", "baseline", "langchain", "replay", "human", "pool"]
 
 
 class ActorConfig(ActorSpec):
@@ -43,7 +44,7 @@ class ActorConfig(ActorSpec):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Kind | None = Field(None, description="research | tree | baseline | langchain | replay "
+    kind: Kind | None = Field(None, description="research | tree | pool | baseline | langchain | replay "
                               "(default: research when a provider key is set, else baseline)")
     fast_model: str | None = Field(None, description="summaries, Understand File, Reflection "
                                    "(default: the provider's cheap model)")
@@ -52,6 +53,7 @@ class ActorConfig(ActorSpec):
                                             "(native tool calls)")
     context: ContextSettings = Field(default_factory=ContextSettings)
     tree: TreeSettings = Field(default_factory=TreeSettings)
+    pool: PoolSettings = Field(default_factory=PoolSettings)  # --agent pool (agent.pool)
     observation_cap: int = Field(DEFAULT_OBSERVATION_CAP, ge=100, description=(
         "characters of an observation the actor is shown (head and tail kept; the trace keeps it whole)"))
     actions: str | None = Field(None, description="JSONL actions for --agent replay")

@@ -139,6 +139,17 @@ def _tree(config: ActorConfig) -> Actor:
     return TreeAgent(main, config.tree, format_retries=config.context.format_retries)
 
 
+def _pool(config: ActorConfig) -> Actor:
+    """The research pool (:mod:`agent.pool`): its baseline operators need no model."""
+    from agent.pool.agent import PoolAgent
+
+    if config.model is not None and ModelRef.parse(config.model).base != BASELINE:
+        raise AgentConfigError("--agent pool makes its candidates from the task's declared knobs "
+                               "([[hparams]]) with no model; model-driven operators are not built "
+                               "yet: leave --model out")
+    return PoolAgent(config.pool, select_top_k=config.tree.select_top_k, seed=config.seed)
+
+
 def _research(config: ActorConfig) -> Actor:
     from agent.models import make_model
     from agent.research import ResearchAgent
@@ -156,6 +167,7 @@ def _research(config: ActorConfig) -> Actor:
 BUILDERS: dict[str, Callable[[ActorConfig], Actor]] = {
     "research": _research,
     "tree": _tree,
+    "pool": _pool,
     "baseline": lambda config: _baseline(config.model or BASELINE, config.seed),
     "langchain": _langchain,
     "replay": _replay,

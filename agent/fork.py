@@ -34,9 +34,11 @@ from agent.actor import Actor
 from agent.config import ActorConfig, build
 from agent.replay import with_kept_actions
 from agent.runner import new_meta, resolve_budgets
+from environments.imports.mlab import is_imported
 from environments.record.backups import inherit
 from environments.record.runs import Budgets, ForkOrigin, RunDir, Step, Totals
 from environments.record.snapshots import SnapshotError
+from environments.scoring.hidden import fork_ledger
 from environments.task.sandboxing import Runtime, current_runtime, set_runtime
 from environments.task.spec import TaskSpec
 
@@ -123,6 +125,9 @@ def fork_config(parent: RunDir, given: Mapping[str, Any]) -> tuple[ActorConfig, 
     elif parent_config.kind == "human":
         raise ForkError(f"{parent.meta.run_id} was a person's run: name the actor that continues it "
                         "(--model or --agent), or fork it by hand in the TUI (Runs screen, k)")
+    elif is_imported(parent.path):  # its actor was MLAgentBench's: none here can be it
+        raise ForkError(f"{parent.meta.run_id} is MLAgentBench's run ({parent.meta.actor}), "
+                        "imported: name the actor that continues it (--model or --agent)")
     else:
         parent_config = with_kept_actions(parent.path, parent_config)
     return build(values, parent_config, parent.meta.budgets)
@@ -158,6 +163,7 @@ def fork_run(parent: RunDir | Path, at: int, actor: Actor, runs_dir: Path | None
         raise ForkError(f"cannot fork {parent.meta.run_id} at step {at}: {err}") from err
     inherit(parent.backups_dir, run.backups_dir, at)
     _copy_calls(parent, run, at)
+    fork_ledger(parent.path, run.path, task, run.meta.sandbox, at, parent.meta.run_id)
     return run, task
 
 

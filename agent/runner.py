@@ -31,6 +31,7 @@ from environments.record.runs import (
     new_run_id,
     now,
 )
+from environments.scoring.hidden import note_session
 from environments.task.prepare import prepare_task
 from environments.task.sandboxing import current_runtime, sandbox_limits
 from environments.task.spec import TaskSpec
@@ -182,6 +183,7 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
                                                                              "observation_cap", None),
                                   help_desk=hooks.help_desk or help_desk_for(run.meta.config))
         env.sandbox = SeededSandbox(env.sandbox, run.meta.seed)
+        note_session(run.path, task, run.meta.sandbox, len(history))
     except SandboxError as err:  # no sandbox to run in (none available, its Python not built)
         run.finish("error", f"the sandbox could not be opened: {err} (resume with --resume)")
         hooks.on_end(run)
@@ -259,6 +261,7 @@ def drive(run: RunDir, task: TaskSpec, actor: Actor, *, hooks: RunHooks | None =
         raise
     finally:
         env.sandbox.close()
+        getattr(actor, "on_end", lambda: None)()  # an Actor that is not a BaseActor may lack it
         run.meta.totals.seconds = active()
         manifest.ended_at, manifest.wall_seconds = now(), run.meta.totals.seconds
         manifest.validations = validation_calls(run.steps())

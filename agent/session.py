@@ -32,6 +32,7 @@ from agent.actor import Actor
 from agent.config import ActorConfig
 from agent.replay import with_kept_actions
 from agent.runner import RunHooks, continue_on, create_run, drive
+from environments.imports.mlab import refuse_resume
 from environments.record.runs import ENDED_STATUSES, Budgets, RunDir, RunMeta
 from environments.task.sandboxing import (
     current_runtime,
@@ -92,6 +93,7 @@ def resume(run: RunDir | Path, config: ActorConfig | None = None,
     says so when this process was given others.
     """
     run = run if isinstance(run, RunDir) else RunDir.open(run)
+    refuse_resume(run)  # an imported run (MLAgentBench's) is a record: forked, never continued
     note = continue_on(run, sandbox)  # first: a task re-prepared below is on the backend chosen
     told = runtime_note(run.meta.runtime, current_runtime())
     set_runtime(run.meta.runtime)  # the run goes on with its own --python and --device
@@ -214,6 +216,13 @@ def preflight(config: ActorConfig, task: str | Path) -> None:
     from environments.task.spec import TaskError
     from environments.task.suite import resolve_task
 
+    if config.kind == "pool":  # the research pool's own refusals (agent.pool.checks)
+        from agent.pool.checks import check_pool
+
+        try:
+            check_pool(config.pool, task)
+        except (ValueError, TaskError, KeyError, FileNotFoundError) as err:
+            raise SessionError(str(err)) from err
     replay = config.kind == KIND or (config.kind is None and config.actions is not None)
     if not replay and not (config.model or "").startswith(MODEL_PREFIX):
         return

@@ -69,3 +69,17 @@ def load_json(folder: Path | str, name: str = "outputs") -> object:
     if not path.is_file():
         raise FileNotFoundError(f"the submission produced no {name}.json")
     return json.loads(path.read_text())
+
+
+SPLITS = ("search", "select", "test")
+
+
+def split_of(here: Path | str) -> str:
+    """Which private split the submission phase is producing for: ``search``, ``select`` or
+    ``test``, from the ``split.txt`` the host writes beside ``produce.py`` (the submission
+    cannot write there). ``test`` when there is none: a host from before the splits."""
+    path = Path(here) / "split.txt"
+    split = path.read_text().strip() if path.is_file() else "test"
+    if split not in SPLITS:
+        raise ValueError(f"split.txt says {split!r}: a split is one of {', '.join(SPLITS)}")
+    return split

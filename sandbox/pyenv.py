@@ -19,9 +19,12 @@ module makes it real, the same way for every backend:
   otherwise). A venv made from labcoat's own venv would otherwise see the base interpreter's
   packages (``--system-site-packages``) rather than the ones the sandbox had.
 * **Sources.** Online: the package index and the wheel folders (``$LABCOAT_HOME/wheels``,
-  ``$LABCOAT_FIND_LINKS``). Offline (``LABCOAT_OFFLINE=1``): ``pip install --no-index`` from
-  the wheel folders only. What cannot be satisfied is refused by name and source
-  (:class:`PyEnvError`).
+  ``$LABCOAT_FIND_LINKS``), and what the person's pip configuration names (``pip.conf``'s
+  ``index-url``, ``extra-index-url``, ``find-links``, ``cert``, ``trusted-host``: a local
+  folder or ``file://`` index mounted read-only, :mod:`sandbox.pipconf`). Offline
+  (``LABCOAT_OFFLINE=1``): ``pip install --no-index`` from the wheel folders only. What cannot
+  be satisfied is refused by name and source, an index that cannot be reached by its URL, its
+  credentials hidden (:class:`PyEnvError`).
 
 The local backend mounts the venv read-only at :data:`ENV_TARGET`; Docker bakes it into a
 derived image ``labcoat-sandbox-req:<key>`` (``FROM`` the sandbox image, ``COPY`` only: no code
@@ -47,6 +50,14 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from sandbox.base import Mount, PythonEnv, Sandbox, SandboxError, SandboxLimits
+from sandbox.pipconf import (
+    PipConfig,
+    build_sources,
+    person_pip_config,
+    redact,
+    scrub,
+    unreachable,
+)
 
 ENV_TARGET = "/opt/labcoat-pyenv"
 """Where a built environment's venv is, inside the sandbox (read-only)."""
@@ -318,10 +329,18 @@ def ensure(env: PythonEnv, *, backend: str, python: str, identity: str,
     return record
 
 
-def _sources(env: PythonEnv) -> str:
+def _sources(env: PythonEnv, conf: PipConfig | None = None) -> str:
+    """Where a build installs from, in words (credentials in a URL hidden)."""
+    conf = conf or PipConfig()
     wheels = f"the wheel folders {', '.join(map(str, env.find_links))}" if env.find_links \
         else "no wheel folder ($LABCOAT_HOME/wheels or $LABCOAT_FIND_LINKS)"
-    return f"{wheels} (offline: {OFFLINE_ENV}=1)" if env.offline else f"the package index and {wheels}"
+    links = [f"the find-links {redact(u)}" for u in conf.find_links if "://" not in u or u.startswith("file:")]
+    if env.offline:
+        return ", ".join([wheels, *links]) + f" (offline: {OFFLINE_ENV}=1)"
+    if conf.no_index:
+        return ", ".join([wheels, *links]) + " (no-index: your pip configuration)"
+    said = conf.describe()
+    return f"{said} and {wheels}" if said else f"the package index and {wheels}"
 
 
 def _build(folder: Path, env: PythonEnv, requirements: list[str], open_builder: OpenBuilder) -> str:
@@ -335,11 +354,14 @@ def _build(folder: Path, env: PythonEnv, requirements: list[str], open_builder: 
     mounts = [Mount(source=folder / "venv", target=ENV_TARGET, read_only=False),
               Mount(source=Path(pip.__file__).parent, target=f"{PIP_TARGET}/pip")]
     mounts += [Mount(source=d, target=f"{WHEELS_TARGET}/{i}") for i, d in enumerate(env.find_links)]
+    conf = person_pip_config()  # the person's indexes, find-links and certificate, as pip reads them
+    extra = build_sources(conf, folder, offline=env.offline)
+    mounts += extra.mounts
     limits = SandboxLimits(timeout=BUILD_TIMEOUT, memory_mb=BUILD_MEMORY_MB, cpus=2, pids=512,
                            output_bytes=200_000, file_mb=BUILD_DISK_MB, disk_mb=BUILD_DISK_MB,
                            max_files=500_000, network=not env.offline,
                            python_env=PythonEnv(python=env.python))
-    sources = _sources(env)
+    sources = _sources(env, conf)
     with open_builder(folder / "work", limits, mounts) as sb:
         venv = sb.path_for(ENV_TARGET)
         made = sb.exec([sb.python, "-I", "-c", MAKE_VENV, venv])
@@ -348,25 +370,36 @@ def _build(folder: Path, env: PythonEnv, requirements: list[str], open_builder: 
         args = [f"{venv}/bin/python", "-m", "pip", "install", "--no-cache-dir",
                 "--disable-pip-version-check", "--no-input", "--progress-bar", "off",
                 "--no-warn-script-location", "--retries", "1", "--timeout", "15"]
-        if env.offline:
+        if env.offline or conf.no_index:
             args.append("--no-index")
         for i in range(len(env.find_links)):
             args += ["--find-links", sb.path_for(f"{WHEELS_TARGET}/{i}")]
-        passed = {k: os.environ[k] for k in ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL")
-                  if k in os.environ and not env.offline}
+        args += extra.args(sb.path_for)
+        # pip in the sandbox reads no configuration file: what it follows is on its command line
         done = sb.exec([*args, "--", *requirements],
-                       env={"PYTHONPATH": sb.path_for(PIP_TARGET), "PIP_CONFIG_FILE": os.devnull,
-                            **passed})
+                       env={"PYTHONPATH": sb.path_for(PIP_TARGET), "PIP_CONFIG_FILE": os.devnull})
     shutil.rmtree(folder / "work", ignore_errors=True)
+    shutil.rmtree(folder / "cert", ignore_errors=True)
     if not done.ok:
-        missing = _MISSING.findall(done.stdout + done.stderr)
-        if missing:
-            raise PyEnvError(f"the task's Python requirement {missing[0].strip()!r} cannot be "
-                             f"satisfied from {sources}")
-        why = "timed out" if done.timed_out else f"exit {done.exit_code}"
-        raise PyEnvError(f"installing the task's Python requirements failed ({why}) from "
-                         f"{sources}: {(done.stderr or done.stdout)[-_TAIL:]}")
+        raise _refusal(done, sources)
     return sources
+
+
+def _refusal(done, sources: str) -> PyEnvError:
+    """Why pip could not install, naming the requirement or the source it could not reach."""
+    output = done.stdout + done.stderr
+    reach = unreachable(output)
+    if reach:
+        return PyEnvError(f"pip could not reach the package source ({scrub(reach)}): the task's "
+                          f"Python requirements were not installed from {sources}; check that "
+                          "the index or folder is reachable from the build sandbox")
+    missing = _MISSING.findall(output)
+    if missing:
+        return PyEnvError(f"the task's Python requirement {missing[0].strip()!r} cannot be "
+                          f"satisfied from {sources}")
+    why = "timed out" if done.timed_out else f"exit {done.exit_code}"
+    return PyEnvError(f"installing the task's Python requirements failed ({why}) from "
+                      f"{sources}: {scrub((done.stderr or done.stdout)[-_TAIL:])}")
 
 
 # ---------------------------------------------------------------- Docker: a derived image

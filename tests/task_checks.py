@@ -34,6 +34,7 @@ from environments.task.anchors import load_anchors, normalize
 from environments.task.home import labcoat_home
 from environments.task.prepare import prepare_task
 from environments.task.spec import TaskSpec, load_task
+from environments.task.splits import function_for
 from environments.task.suite import TASKS_DIR
 
 SANDBOX = "local"
@@ -158,10 +159,11 @@ TOLERANCE: dict[str, dict[str, float]] = {
     # thread counts differ by processor, or task.toml rounds the value. Each entry is
     # deterministic on one machine; the values quoted were measured with the same library
     # versions on two of this project's 2-core machines (an AVX2 one and an AVX-512/AMX one).
-    "dataset-distillation": {"abs": 0.015},  # 0.7437 and 0.7320 (task.toml)
-    "label-free-accuracy": {"abs": 0.4},  # 15.35 (task.toml) and 15.6437
+    "dataset-distillation": {"abs": 0.015},  # version 1 (all 597 images): 0.7437 and 0.7320
+    "label-free-accuracy": {"abs": 0.6},  # 15.35 and 15.6437 on all 797 images; 17.3832 on
+    # test's 399 (AVX-512/AMX; half the images: wider than 0.4, the other machine not measured)
     "ln-net-capacity": {"abs": 0.01},  # 0.767188 (task.toml) and 0.772656
-    "local-learning": {"abs": 0.4},  # 9.1975 and 9.5679
+    "local-learning": {"abs": 0.4},  # 9.1975 and 9.5679 on all 540 images; 8.5185 on test's 180
     "offline-irl": {"abs": 1e-5},
     "online-lp": {"rel": 1e-3},
     "q-bias": {"abs": 1e-4},  # task.toml has 4 decimals
@@ -173,7 +175,7 @@ TOLERANCE: dict[str, dict[str, float]] = {
     "sparse-compression": {"abs": 1e-5},
     "structured-bbvi": {"rel": 1e-6},
     "bfn-fast-sampling": {"abs": 1e-3},  # task.toml rounds to 3 decimals
-    "sparse-robustness": {"abs": 1e-4},  # task.toml rounds to 3 decimals (7 of 540 images)
+    "sparse-robustness": {"abs": 1e-4},  # task.toml has 6 decimals (4 of 300 images)
 }
 
 
@@ -274,11 +276,13 @@ def load_eval(spec: TaskSpec) -> ModuleType:
 
 
 def produce_and_score(spec: TaskSpec, workspace: Path, out: Path,
-                      patch: dict[str, dict[str, object]] | None = None) -> float:
+                      patch: dict[str, dict[str, object]] | None = None, split: str = "test") -> float:
     """Both phases of a two-phase task in this process, for quick unit tests of a task's logic
     (the scorer itself runs them in two sandboxes): ``produce.py`` on ``workspace`` into
     ``out``, then ``eval.py``'s ``score``. ``patch`` sets module attributes first, e.g.
-    ``{"produce": {"STEPS": 3000}, "eval": {"RUNS": 4}}``."""
+    ``{"produce": {"STEPS": 3000}, "eval": {"RUNS": 4}}``. Another ``split`` than test: produce
+    reads a ``split.txt`` beside ``inputs/`` (as the host writes it) and that split's function
+    scores."""
     import sys
 
     sys.path.insert(0, str(spec.scripts_dir))
@@ -292,8 +296,15 @@ def produce_and_score(spec: TaskSpec, workspace: Path, out: Path,
             setattr(mods[which], name, value)
     out = Path(out)
     out.mkdir(parents=True)
-    mods["produce"].produce(Path(workspace), spec.scripts_dir, out)
-    return float(mods["eval"].score(str(out)))
+    here = spec.scripts_dir
+    if split != "test":
+        here = out.with_name(f"{out.name}-here")
+        here.mkdir()
+        if (spec.scripts_dir / "inputs").is_dir():
+            (here / "inputs").symlink_to(spec.scripts_dir / "inputs")
+        (here / "split.txt").write_text(split)
+    mods["produce"].produce(Path(workspace), here, out)
+    return float(getattr(mods["eval"], function_for(split, two_phase=True))(str(out)))
 
 
 def assert_deterministic(spec: TaskSpec, cache: Path) -> None:

@@ -28,6 +28,11 @@ from agent.tree.outcome import Cost, fits, settle, used
 from agent.tree.policy import GreedyPolicy, Operation
 from agent.tree.settings import TreeSettings
 from environments.acting.actions import ActionSpec
+from environments.acting.candidates import (
+    SCORE_CANDIDATE,
+    SCORE_CANDIDATE_ACTION,
+    ScoreCandidateArgs,
+)
 from environments.acting.environment import Environment
 from environments.acting.low_level import (
     EXECUTE_SCRIPT,
@@ -67,7 +72,7 @@ class TreeAgent(BaseActor):
     # --- the Actor protocol ---------------------------------------------------------------------
 
     def extra_actions(self) -> Sequence[ActionSpec]:
-        return (RESTORE_WORKSPACE,)
+        return (RESTORE_WORKSPACE, SCORE_CANDIDATE_ACTION)
 
     def start(self, env: Environment, history: Sequence[Step]) -> None:
         task = env.task
@@ -108,13 +113,27 @@ class TreeAgent(BaseActor):
             yield from self.grow(env, op)
         yield from self.finish(env)
 
+    def scoring_on(self, env: Environment, split: str) -> bool:
+        """Whether the harness scores nodes on the task's hidden ``split`` (no budget)."""
+        return (not self.settings.skip_validation and split in env.task.splits
+                and SCORE_CANDIDATE in env.actions)
+
     def validating(self, env: Environment) -> bool:
-        return (not self.settings.skip_validation and VALIDATE in env.actions
-                and validations_used(env) < env.task.validation_budget)
+        return (not self.settings.skip_validation and not self.scoring_on(env, "search")
+                and VALIDATE in env.actions and validations_used(env) < env.task.validation_budget)
 
     def node_estimate(self, env: Environment) -> Cost:
         """The costliest node so far (before the first: its steps only, nothing else known)."""
-        return self.costliest.most(Cost(steps=3 if self.validating(env) else 2))
+        scored = self.scoring_on(env, "search") or self.validating(env)
+        return self.costliest.most(Cost(steps=3 if scored else 2))
+
+    def select_cost(self, env: Environment) -> Cost:
+        """Scoring the final candidates on select, at most: one step each, as long as the
+        costliest node (whose steps include a scoring)."""
+        if not self.scoring_on(env, "select"):
+            return Cost()
+        k = self.settings.select_top_k
+        return Cost(steps=k, seconds=k * self.costliest.seconds)
 
     def closing_cost(self, env: Environment) -> Cost:
         """The closing steps after one more node, at their worst: that node's script is then in
@@ -125,8 +144,9 @@ class TreeAgent(BaseActor):
         past the budget."""
         best = self.journal.best()
         if env.restorable(self.best_step(best)):
-            return Cost(steps=2)
-        return Cost(steps=3, seconds=best.seconds if best is not None else self.costliest.seconds)
+            return Cost(steps=2) + self.select_cost(env)
+        return (Cost(steps=3, seconds=best.seconds if best is not None else self.costliest.seconds)
+                + self.select_cost(env))
 
     @staticmethod
     def best_step(best: Node | None) -> int:
@@ -142,18 +162,24 @@ class TreeAgent(BaseActor):
         tag = {"node": node.id, "parent": node.parent, "op": node.kind}
         yield proposal(WriteFileArgs(file_name=self.script, content=code), WRITE, tree=tag, plan=plan)
         failed, output, validation = self.last.error, self.last.full_text or self.last.text, None
+        source = "validation"
         if not failed:
             yield proposal(ExecuteArgs(script_name=self.script), tree=tag)
             failed, output = self.last.error, self.last.full_text or self.last.text
             seconds = round(self.last.seconds, 4)  # as the trace keeps it, so a resume agrees
             ran = env.step_count
-            if not failed and self.validating(env):
+            if not failed and self.scoring_on(env, "search"):
+                yield Proposal(action=SCORE_CANDIDATE, args={"split": "search", "node": node.id},
+                               meta={"tree": tag})
+                validation, source = self.last.data, "search"
+            elif not failed and self.validating(env):
                 yield Proposal(action=VALIDATE, args={}, meta={"tree": tag})
-                validation = self.last.data
+                validation, source = self.last.data, "validation"
         else:
             seconds, ran = 0.0, None
         settled = settle(node, failed=failed, output=output, metric_name=env.task.metric,
-                         validation=validation).model_copy(update={"seconds": seconds, "step": ran})
+                         validation=validation, source=source).model_copy(
+                             update={"seconds": seconds, "step": ran})
         self.journal.nodes[-1] = settled
         if env.run is not None:
             after = used(env.run.meta)  # the runner has saved the node's last step by now
@@ -206,7 +232,7 @@ class TreeAgent(BaseActor):
     def closing(self, env: Environment) -> Proposal | None:
         """The step the runner ends a budget-stopped run with: Restore Workspace to the best
         node's run when the workspace holds another node's (free: no command, no model)."""
-        return self.restoring(env, self.journal.best())
+        return self.restoring(env, self.journal.chosen())
 
     def restoring(self, env: Environment, best: Node | None) -> Proposal | None:
         """Restore Workspace to the best node's run (or the start), if the workspace holds
@@ -217,8 +243,28 @@ class TreeAgent(BaseActor):
             return None
         return proposal(RestoreArgs(step=step), RESTORE, tree={"node": target, "parent": None, "op": "restore"})
 
+    def selecting(self, env: Environment) -> Generator[Proposal, None, None]:
+        """Score the best nodes on search (``select_top_k`` of them, whose runs can be restored)
+        on the hidden select split, each once: the final pick is made there
+        (:meth:`Journal.chosen`), never on the signal the search climbed."""
+        if not self.scoring_on(env, "select"):
+            return
+        top = [n for n in self.journal.top(self.settings.select_top_k)
+               if n.step is not None and env.restorable(n.step)]
+        if len(top) < 2:
+            return  # one candidate: a select score could not change the pick
+        for node in top:
+            if node.select is not None:
+                continue
+            yield proposal(ScoreCandidateArgs(split="select", step=node.step, node=node.id),
+                           SCORE_CANDIDATE, tree={"node": node.id, "parent": None, "op": "select"})
+            if not self.last.error and self.last.data.get("value") is not None:
+                i = self.journal.nodes.index(node)
+                self.journal.nodes[i] = node.model_copy(update={"select": float(self.last.data["value"])})
+
     def finish(self, env: Environment) -> Generator[Proposal, None, None]:
-        best = self.journal.best()
+        yield from self.selecting(env)
+        best = self.journal.chosen()
         target = best.id if best is not None else STARTING
         restore = self.restoring(env, best)
         if restore is not None:
@@ -239,8 +285,16 @@ class TreeAgent(BaseActor):
         if best is None:
             return (f"Solution tree: {counts}; none ran and reported a validation "
                     f"{env.task.metric}, so {self.script} is the starting script.")
+        picked = ""
+        if best.select is not None:
+            top = self.journal.best()
+            picked = (f" Picked on the hidden select split ({best.select:.6g}) among the "
+                      f"{plural(sum(n.select is not None for n in j.nodes), 'best node')} on search"
+                      + (f"; node {top.id} was best on search" if top is not None and top.id != best.id
+                         else "") + ".")
         return (f"Solution tree: {counts}. {self.script} is node {best.id} ({best.kind}), "
-                f"validation {env.task.metric} {best.metric:.6g} (from its {best.metric_source}). "
+                f"{best.metric_source if best.metric_source == 'search' else 'validation'} "
+                f"{env.task.metric} {best.metric:.6g} (from its {best.metric_source}).{picked} "
                 f"Its plan: {' '.join(best.plan.split())[:600]}")
 
 
@@ -252,6 +306,7 @@ def rebuild(history: Sequence[Step], journal: Journal, metric: str) -> tuple[Jou
     restore the best node whatever it is.
     """
     groups: dict[int, list[Step]] = {}
+    selected: dict[int, float] = {}
     current: int | None = STARTING
     for s in history:
         tag = (s.meta or {}).get("tree")
@@ -259,6 +314,10 @@ def rebuild(history: Sequence[Step], journal: Journal, metric: str) -> tuple[Jou
             if s.changed:
                 current = None  # something else edited the workspace
             continue
+        if tag.get("op") == "select" and s.action == SCORE_CANDIDATE and not s.error:
+            value = (s.data or {}).get("value")
+            if value is not None:
+                selected[int(tag["node"])] = float(value)
         if tag.get("op") in ("draft", "improve", "debug"):
             groups.setdefault(int(tag["node"]), []).append(s)
         if s.action == WRITE or (s.action == RESTORE and not s.error):
@@ -275,9 +334,15 @@ def rebuild(history: Sequence[Step], journal: Journal, metric: str) -> tuple[Jou
                     code=(write.args or {}).get("content", "") if isinstance(write.args, dict) else "",
                     plan=write.meta.get("plan", ""))
         last = run or write
-        check = next((s for s in steps if s.action == VALIDATE), None)
+        check = next((s for s in steps if s.action in (SCORE_CANDIDATE, VALIDATE)), None)
         journal.add(settle(node, failed=last.error, output=last.observation_full or last.observation,
-                           metric_name=metric, validation=check.data if check else None)
+                           metric_name=metric, validation=check.data if check else None,
+                           source="search" if check and check.action == SCORE_CANDIDATE
+                           else "validation")
                     .model_copy(update={"seconds": run.seconds if run else 0.0,
                                         "step": run.index if run else None}))
+    for node_id, value in selected.items():
+        if any(n.id == node_id for n in journal.nodes):
+            i = next(i for i, n in enumerate(journal.nodes) if n.id == node_id)
+            journal.nodes[i] = journal.nodes[i].model_copy(update={"select": value})
     return journal, current

@@ -24,7 +24,9 @@ class Node(BaseModel):
     code: str
     plan: str = ""
     metric: float | None = None
-    metric_source: Literal["validation", "output"] | None = None
+    metric_source: Literal["search", "validation", "output"] | None = None
+    select: float | None = Field(None, description="its score on the hidden select split, when "
+                                 "it was among the candidates the final pick was made from")
     status: NodeStatus = "pending"
     error: str = Field("", description="the end of a buggy run's output: what a debug prompt shows")
     output: str = Field("", description="the run's output, cut (what an improve prompt shows)")
@@ -92,3 +94,19 @@ class Journal(BaseModel):
         sign = 1 if self.higher_is_better else -1
         good = [n for n in self.good if n.metric is not None]
         return max(good, key=lambda n: (sign * n.metric, -n.id), default=None)
+
+    def top(self, k: int) -> list[Node]:
+        """The ``k`` good nodes with the best metric, best first (the earliest among equals)."""
+        sign = 1 if self.higher_is_better else -1
+        good = [n for n in self.good if n.metric is not None]
+        return sorted(good, key=lambda n: (-sign * n.metric, n.id))[:k]
+
+    def chosen(self) -> Node | None:
+        """The run's final node: the best on the select split among the nodes scored on it
+        (its search metric, then the earliest, breaking ties); without any, the best on the
+        search metric. Picking on the signal the search climbed would reward its noise."""
+        sign = 1 if self.higher_is_better else -1
+        scored = [n for n in self.good if n.select is not None and n.metric is not None]
+        if not scored:
+            return self.best()
+        return max(scored, key=lambda n: (sign * n.select, sign * n.metric, -n.id))

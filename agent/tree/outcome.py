@@ -17,19 +17,25 @@ OUTPUT_CHARS = 1500  # of a good run's output kept for the improve prompt
 
 
 def settle(node: Node, *, failed: bool, output: str, metric_name: str,
-           validation: dict | None = None) -> Node:
+           validation: dict | None = None, source: str = "validation") -> Node:
     """``node`` with its status, metric and excerpts filled in.
 
-    ``failed``: the write or the run reported an error. ``validation``: Validate Submission's
-    ``data`` when it ran; its value wins over the script's own print, an ``eval_error`` (the
-    outputs were wrong) makes the node buggy, an infrastructure failure falls back to the print.
+    ``failed``: the write or the run reported an error. ``validation``: the ``data`` of the
+    harness's score on the search split (``source="search"``) or of Validate Submission when it
+    ran; its value wins over the script's own print, an ``eval_error`` (the outputs were wrong)
+    makes the node buggy, an infrastructure failure falls back to the print.
     """
-    metric, source, why = None, None, ""
+    metric, why = None, ""
     if not failed and validation is not None:
         if validation.get("value") is not None:
-            metric, source = float(validation["value"]), "validation"
+            metric = float(validation["value"])
         elif validation.get("failure") not in (None, "infrastructure"):
-            why = f"\n[Validate Submission failed: {validation.get('failure')}]"
+            what = "Validate Submission" if source == "validation" else f"scoring on {source}"
+            why = f"\n[{what} failed: {validation.get('failure')}]"
+        else:
+            source = "output"
+    else:
+        source = "output"
     if not failed and metric is None and not why:
         found = read_metric(output, metric_name)
         if found is not None:

@@ -16,4 +16,7 @@ class TreeSettings(BaseModel):
 
     policy: PolicySettings = Field(default_factory=PolicySettings)
     skip_validation: bool = Field(False, description="score nodes only by the metric their "
-                                  "script prints, never with Validate Submission")
+                                  "script prints, never on the hidden search split nor with "
+                                  "Validate Submission")
+    select_top_k: int = Field(3, ge=1, le=20, description="the best nodes on search that are "
+                              "scored on the hidden select split for the final pick")

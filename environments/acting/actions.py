@@ -94,10 +94,14 @@ class ActionContext(Protocol):
         """The steps taken so far (the run's trace, or an unrecorded session's own), oldest
         first: an action that is rationed (Validate Submission) counts its uses here."""
 
-    def restore_step(self, index: int) -> int:
-        """Make the workspace exactly as step ``index`` left it (0: the start), from the run's
-        snapshot; the number of files it then holds. :class:`ActionFailed` when there is no
-        such recorded, stored snapshot."""
+    def restore_step(self, index: int, dest: Path | None = None) -> int:
+        """Make the workspace (or the empty folder ``dest``) exactly as step ``index`` left it
+        (0: the start), from the run's snapshot; the number of files it then holds.
+        :class:`ActionFailed` when there is no such recorded, stored snapshot."""
+
+    @property
+    def step_index(self) -> int:
+        """The index the step being taken will have in the trace (what a ledger line names)."""
 
 
 Handler = Callable[[ActionContext, Any], "Observation"]

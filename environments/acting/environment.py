@@ -43,7 +43,6 @@ from environments.acting.validation import VALIDATE, validation_actions
 from environments.record.backups import Backups
 from environments.record.runs import RunDir, Step
 from environments.record.snapshots import SnapshotError
-from environments.scoring.evaluate import evaluate
 from environments.task.sandboxing import code_mounts, sandbox_limits
 from environments.task.spec import TaskSpec
 from sandbox import Sandbox, SandboxError
@@ -110,7 +109,7 @@ class Environment:
         backups_dir = run.backups_dir if run else Path(tempfile.mkdtemp(prefix="labcoat-backups-"))
         self.backups = Backups(backups_dir, trace=run.trace_path if run else None)  # edits' steps
         self.actions: dict[str, ActionSpec] = {}
-        offered = validation_actions(task, evaluate)  # the task's declared feedback channel only
+        offered = validation_actions(task)  # the task's declared feedback channel only
         for spec in [*LOW_LEVEL_ACTIONS, *(tool_action(t) for t in task.tools), *offered]:
             self.register(spec)
         for spec in extra_actions:
@@ -149,7 +148,7 @@ class Environment:
         except (SnapshotError, OSError, ValueError):
             return False
 
-    def restore_step(self, index: int) -> int:
+    def restore_step(self, index: int, dest: Path | None = None) -> int:
         if self.run is None:
             raise ActionFailed("this session records no snapshots to restore")
         if not 0 <= index <= self.step_count:
@@ -158,9 +157,13 @@ class Environment:
             raise ActionFailed(f"step {index}'s snapshot was not stored (the workspace was over its "
                                "disk cap), so it cannot be restored")
         try:
-            return self.run.restore(index).count
+            return self.run.restore(index, dest).count
         except SnapshotError as err:
             raise ActionFailed(str(err)) from err
+
+    @property
+    def step_index(self) -> int:
+        return self.step_count + 1
 
     # --- what an actor may read of the workspace between its steps ------------------------------
     # An actor that plans from the files (the baseline agent) reads them here, never through

@@ -1,37 +1,33 @@
-"""The ``Validate Submission`` action: score the current workspace on a split the actor cannot read.
+"""The ``Validate Submission`` action: score the current workspace on the task's ``search`` split.
 
 The task's declared feedback channel (``task.toml``: ``[feedback] kind = "validation", budget =
 N``; the default ``kind = "none"`` offers nothing): the action is registered only then, refused
-once the budget is spent, and shows nothing of the hidden ``scripts/``. The task's
-``scripts/eval.py`` then defines ``validation_score(outputs)`` (or, data-only,
-``get_validation_score(submission_folder)``), which scores on a validation split kept in
-``scripts/`` (private data, like the test answers, never in the workspace). The evaluation is
-the scorer's own, passed in by whoever registers the action (the Environment passes
-``environments.scoring.evaluate.evaluate``), so this module sits below evaluation and the Environment: a
-scratch copy of the workspace with the read-only files laid back, eval.py from the pristine
-scripts, run in the sandbox, the value read from a nonce-tagged line. Each call that reached
-the task's eval uses one unit of the per-run budget; an infrastructure failure does not. The
-count is read from the steps taken (the run's trace), so it survives a resume, and every call
-and what it returned can be read back from the trace (:func:`validation_calls`: the test
-signal a run was exposed to; the run manifest stores the same records).
+once the budget is spent, and shows nothing of the hidden ``scripts/``. It scores on the private
+``search`` split (``environments/task/splits.py``: ``get_search_score`` / ``search_score`` in
+``eval.py``; a folder written before the splits, its ``get_validation_score``), the same
+signal the harness gives a search, through :func:`environments.scoring.hidden.score_split`:
+a scratch copy of the workspace with the read-only files laid back, eval.py from the pristine
+scripts, run in the sandbox, the value read from a nonce-tagged line, and a line in the run's
+test-exposure ledger (actor ``agent``). Each call that reached the task's eval uses one unit of
+the per-run budget; an infrastructure failure does not. The count is read from the steps taken
+(the run's trace), so it survives a resume, and every call and what it returned can be read
+back from the trace (:func:`validation_calls`; the run manifest stores the same records).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from functools import partial
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from environments.acting.actions import ActionArgs, ActionContext, ActionSpec
 from environments.acting.observation import Observation
 from environments.record.manifest import ValidationCall
+from environments.scoring.hidden import score_split
 
 if TYPE_CHECKING:
     from environments.task.spec import TaskSpec
 
 VALIDATE = "Validate Submission"
-VALIDATION_FUNCTION = "get_validation_score"
 
 
 class ValidateArgs(ActionArgs):
@@ -55,24 +51,6 @@ def validation_calls(steps: Iterable[Any]) -> list[ValidationCall]:
     return calls
 
 
-class Evaluated(Protocol):
-    """What Validate Submission reads of an evaluation (``evaluate.EvalResult`` is one)."""
-
-    @property
-    def value(self) -> float | None: ...
-    @property
-    def seconds(self) -> float: ...
-    @property
-    def failure(self) -> str | None: ...
-    @property
-    def public_detail(self) -> str:
-        """The submission phase's own output: all the actor may see."""
-
-
-# (task, workspace, sandbox backend, eval.py function) -> the evaluation
-Evaluator = Callable[["TaskSpec", Path, str, str], Evaluated]
-
-
 def validations_used(ctx: ActionContext) -> int:
     """Counted calls so far in this run or session (read from the steps it has taken)."""
     return sum(1 for c in validation_calls(ctx.steps()) if c.counted)
@@ -93,7 +71,7 @@ def redact(task: TaskSpec, text: str) -> str:
     return "\n".join(kept)
 
 
-def _validate(evaluate: Evaluator, ctx: ActionContext, args: ValidateArgs) -> Observation:
+def _validate(ctx: ActionContext, args: ValidateArgs) -> Observation:
     task = ctx.task
     budget = task.validation_budget
     used = validations_used(ctx)
@@ -102,11 +80,13 @@ def _validate(evaluate: Evaluator, ctx: ActionContext, args: ValidateArgs) -> Ob
                            "used. Submit with Final Answer when ready.", error=True,
                            data={"counted": False, "left": 0, "budget": budget,
                                  "refused": "budget spent"})
-    result = evaluate(task, ctx.workspace, ctx.sandbox_kind, VALIDATION_FUNCTION)
+    result = score_split(task, ctx.workspace, ctx.sandbox_kind, "search", run_path=ctx.run_folder,
+                         actor="agent", purpose="validate", shown_to_agent=True,
+                         step=ctx.step_index)
     counted = result.failure != "infrastructure"
     left = budget - used - (1 if counted else 0)
     data = {"counted": counted, "left": left, "budget": budget, "value": result.value,
-            "failure": result.failure, "metric": task.metric}
+            "failure": result.failure, "metric": task.metric, "split": "search"}
     arrow = "higher" if task.higher_is_better else "lower"
     if result.value is not None:
         text = (f"Validation {task.metric} ({arrow} is better): {result.value:.6g}\n"
@@ -119,18 +99,18 @@ def _validate(evaluate: Evaluator, ctx: ActionContext, args: ValidateArgs) -> Ob
     return ctx.observe(text, error=True, seconds=result.seconds, data=data)
 
 
-def validate_action(evaluate: Evaluator) -> ActionSpec:
-    """The Validate Submission action, scoring with ``evaluate``."""
+def validate_action() -> ActionSpec:
+    """The Validate Submission action."""
     return ActionSpec(
         VALIDATE,
-        "Score the current workspace on a held-out validation split you cannot read (the task's "
-        "own evaluation, run on a clean copy). Each call uses one unit of this run's validation "
+        "Score the current workspace on a held-out split you cannot read (the task's own "
+        "evaluation, run on a clean copy). Each call uses one unit of this run's validation "
         "budget; the observation says how many are left.",
         ValidateArgs,
-        partial(_validate, evaluate),
+        _validate,
     )
 
 
-def validation_actions(task: TaskSpec, evaluate: Evaluator) -> list[ActionSpec]:
+def validation_actions(task: TaskSpec) -> list[ActionSpec]:
     """``[Validate Submission]`` when the task declares a validation channel, else nothing."""
-    return [validate_action(evaluate)] if task.validation_budget > 0 else []
+    return [validate_action()] if task.validation_budget > 0 else []

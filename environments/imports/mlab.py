@@ -10,17 +10,22 @@ like any other (``runs/<run_id>/``): step N+1 of its trace is MLAgentBench's ste
 workspace snapshot is that step's copy with the task's read-only files laid back (a step with no
 copy shares the previous step's workspace), and its last step's snapshot is
 ``step_final_files`` where there is one, so ``labcoat score`` scores what MLAgentBench's
-``eval`` scores. ``run.json``'s actor is ``mlab/<agent type>`` and its model
-``mlab/<llm name>`` (from the trace's ``args`` where it records them): the run is browsed,
-reported, scored and forked as any, and continued only by an actor that is named.
+``eval`` scores. The trace records neither the task's name nor the run's arguments: those
+come from the log folder around it (``LOG_DIR/log``'s ``Namespace`` line, ``agent_log/``:
+:mod:`.mlab_record`), so ``run.json``'s actor is ``mlab/<agent type>``, its model
+``mlab/<llm name>``, its budgets MLAgentBench's limits and its status how MLAgentBench's run
+ended. MLAgentBench's undo store (``backup/``) becomes the run's backups
+(:mod:`.mlab_backups`). The run is browsed, reported, scored and forked as any; it is a record,
+never continued in place (:func:`refuse_resume`), and a fork is continued only by an actor
+that is named.
 
 The log is untrusted input. Every file of it is read by descriptor beneath the folder given
 (:mod:`sandbox.fs`): a symlink anywhere is never followed, a FIFO never opened;
 ``trace.json`` is read capped and parsed with a depth cap (:mod:`environments.untrusted.bounded`), then
 validated (:class:`MlabTrace`); a step's copy is capped at the task's disk limit. Action
 arguments are recorded as data, never acted on, and no code of the log runs: the task is a
-suite task the trace names by its plain name, or a folder the person names (``--task``), never
-a folder inside the log (:func:`choose_task`). A log that cannot be imported is a
+suite task the log names by its plain name (whose research problem is the trace's), or a
+folder the person names (``--task``), never a folder inside the log (:func:`choose_task`). A log that cannot be imported is a
 :class:`MlabImportError` naming it, and an import of many goes on with the others.
 
 ``mlab.json`` in the run records where it came from (the log's folder and the sha256 of its
@@ -40,6 +45,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from environments.acting.low_level import FINAL_ANSWER
+from environments.imports.mlab_backups import UNDO_DIR, replay, undo_store
+from environments.imports.mlab_record import final_message, read_log, recorded_args
+from environments.record.backups import Backups
 from environments.record.runs import (
     ActorSpec,
     Budgets,
@@ -96,16 +104,23 @@ class MlabStep(BaseModel):
 
 
 class MlabTrace(BaseModel):
-    """``env_log/trace.json``. ``task`` and ``args`` are read where a trace records them (the
-    run's command-line arguments: ``task``, ``agent_type``, ``llm_name``, ``max_steps``...)."""
+    """``env_log/trace.json``: the steps and the research problem. MLAgentBench writes neither
+    the task's name nor the run's arguments here (:class:`MlabArgs` reads them)."""
 
     model_config = ConfigDict(extra="ignore")
 
     steps: list[MlabStep] = Field(max_length=MAX_STEPS)
     low_level_steps: list[MlabStep] = Field(default_factory=list, max_length=MAX_STEPS * 10)
     task_description: str = ""
-    task: str | None = None
+
+
+class MlabArgs(BaseModel):
+    """The run's arguments (``runner.py``'s ``--task``, ``--agent-type``, ``--llm-name``,
+    ``--max-steps``...) as its log folder records them (:mod:`.mlab_record`), and where."""
+
     args: dict[str, Any] = Field(default_factory=dict)
+    read_from: list[str] = Field(default_factory=list)
+    final_message: str | None = None
 
     def arg(self, name: str) -> str | None:
         value = self.args.get(name)
@@ -113,25 +128,41 @@ class MlabTrace(BaseModel):
 
     @property
     def task_name(self) -> str | None:
-        return self.task or self.arg("task")
+        return self.arg("task")
 
     @property
     def actor(self) -> str:
         return f"{ACTOR}/{self.arg('agent_type') or 'agent'}"
 
+    def _model(self, name: str) -> str | None:
+        llm = self.arg(name)
+        return f"{ACTOR}/{llm}" if llm else None
+
     @property
     def model(self) -> str | None:
-        llm = self.arg("llm_name")
-        return f"{ACTOR}/{llm}" if llm else None
+        """The agent's LLM: none for the plain ``Agent`` (``baseline.sh``), which calls none."""
+        return None if self.arg("agent_type") == "Agent" else self._model("llm_name")
+
+    @property
+    def edit_model(self) -> str | None:
+        return None if self.arg("agent_type") == "Agent" else self._model("edit_script_llm_name")
 
     def budgets(self) -> Budgets:
         """MLAgentBench's own limits of the run (``--max-steps``, ``--max-time``), so a fork
         continued as its parent was stops where MLAgentBench would have."""
         limits = {k: self.args.get(k) for k in ("max_steps", "max_time")}
         try:
-            return Budgets(**{k: v for k, v in limits.items() if isinstance(v, int) and v >= 1})
+            return Budgets(**{k: v for k, v in limits.items()
+                              if isinstance(v, int) and not isinstance(v, bool) and v >= 1})
         except ValidationError:
             return Budgets()
+
+
+def read_args(log: WorkspaceFS | None) -> MlabArgs:
+    """What the log folder ``log`` (MLAgentBench's ``--log-dir``) records of the run."""
+    text = read_log(log) if log is not None else None
+    args, where = recorded_args(log, text)
+    return MlabArgs(args=args, read_from=where, final_message=final_message(text))
 
 
 def parse_trace(data: bytes, what: str = TRACE) -> MlabTrace:
@@ -216,6 +247,8 @@ class ImportRecord(BaseModel):
     trace_sha256: str
     task_description: str = ""
     args: dict[str, Any] = Field(default_factory=dict)
+    args_from: list[str] = Field(default_factory=list, description="where the args were read")
+    final_message: str | None = Field(None, description="what the agent's run returned")
     overall_time: float | None = None
     error: str | None = None
     low_level_steps: int = 0
@@ -260,17 +293,34 @@ def _time(ts: float) -> str:
         return now()
 
 
-def _status(trace: MlabTrace, error: str | None, overall: str | None) -> tuple[str, str]:
+def _status(trace: MlabTrace, rec: MlabArgs, error: str | None,
+            overall: float | None) -> tuple[str, str]:
+    """How MLAgentBench's run ended, as its ``Environment.is_final`` and runner decide it: a
+    Final Answer, its step or time limit (``--max-steps``, ``--max-time``), the agent's own
+    end (``Final message:``), a crash (``error.txt``), or no end written (killed)."""
+    budgets = rec.budgets()
     if any(s.action.name == FINAL_ANSWER for s in trace.steps):
         return "finished", "MLAgentBench's agent gave a Final Answer"
+    if error and "TimeoutException" in error:
+        return "max_time", f"MLAgentBench's time limit ran out ({_limit(budgets.max_time)})"
     if error:
         return "error", "MLAgentBench's run failed: " + (error.strip().splitlines() or [""])[-1][:300]
-    limit = trace.budgets().max_steps
-    if limit is not None and len(trace.steps) >= limit:
-        return "max_steps", f"reached {limit} steps"
-    if overall is not None:
-        return "finished", "MLAgentBench's run ended without a Final Answer"
-    return "interrupted", "MLAgentBench's run stopped before it ended (no overall_time.txt)"
+    if budgets.max_steps is not None and len(trace.steps) >= budgets.max_steps:
+        return "max_steps", f"reached MLAgentBench's limit of {budgets.max_steps} steps (--max-steps)"
+    if budgets.max_time is not None and overall is not None and overall >= budgets.max_time:
+        return "max_time", f"ran {overall:.0f} s of MLAgentBench's {budgets.max_time:g} s (--max-time)"
+    if overall is None:
+        return "interrupted", "MLAgentBench's run stopped before it ended (no overall_time.txt)"
+    said = rec.final_message or ""
+    if said.startswith("No valid response"):
+        return "error", f"MLAgentBench's agent gave up: {said}"
+    if "agent max steps" in said:
+        return "max_steps", f"MLAgentBench's agent reached its own step limit (--agent-max-steps): {said}"
+    return "finished", "MLAgentBench's run ended without a Final Answer" + (f" ({said})" if said else "")
+
+
+def _limit(seconds: float | None) -> str:
+    return f"--max-time {seconds:g} s" if seconds is not None else "--max-time"
 
 
 def _seconds(text: str | None) -> float | None:
@@ -320,9 +370,45 @@ def log_root(env_log: Path) -> Path:
     return env_log.parent if env_log.name == "env_log" else env_log
 
 
-def choose_task(trace: MlabTrace, task_ref: str | None, logs: tuple[Path, ...]) -> TaskSpec:
+def _folded(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _short(text: str, n: int = 90) -> str:
+    text = _folded(text)
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
+def _is_suite(task: TaskSpec) -> bool:
+    return task.root.resolve() in {p.resolve() for p in suite_task_dirs()}
+
+
+def _suite_by_problem(problem: str) -> str | None:
+    """The suite task whose research problem is ``problem`` (whitespace folded), if one is."""
+    if not problem:
+        return None
+    for folder in suite_task_dirs():
+        try:
+            text = (folder / "scripts" / "research_problem.txt").read_text(errors="replace")
+        except OSError:
+            continue
+        if _folded(text) == problem:
+            return folder.name
+    return None
+
+
+def choose_task(trace: MlabTrace, task_ref: str | None, logs: tuple[Path, ...],
+                named: str | None = None) -> TaskSpec:
     """The task a log is imported with: the one the person named (``--task``, a suite name or a
-    folder, as ``labcoat run`` resolves it), else the trace's task if it is a plain suite name.
+    folder, as ``labcoat run`` resolves it), else ``named`` (the ``--task`` MLAgentBench's
+    runner was given, :class:`MlabArgs`) if it is a plain suite name, else the suite task whose
+    research problem is the trace's.
+
+    A suite task is only ever the log's task when its research problem is the one the trace
+    records: MLAgentBench's ``house-price`` is not labcoat's ``house-price`` (other data, other
+    ids), and binding them would fail only at scoring. A folder the person names is theirs to
+    name (MLAgentBench's ``tasks.json`` may give a folder another problem):
+    :func:`problem_note` records a difference.
 
     The log earns nothing: its task name is never a path (a trace naming
     ``./price-task`` pointed at a folder shipped inside the log, whose ``prepare.py`` labcoat then
@@ -330,15 +416,19 @@ def choose_task(trace: MlabTrace, task_ref: str | None, logs: tuple[Path, ...]) 
     ``./vectorization``); and no folder inside ``logs`` (the log, and the folder given to
     import) is a task, even named by the person, through a link or not: its code came with the
     log."""
+    problem = _folded(trace.task_description)
     if task_ref is None:
-        named = trace.task_name
-        if not named:
-            raise MlabImportError("the trace names no task: give --task PATH_OR_NAME (the task "
-                                  "folder it ran, e.g. MLAgentBench/benchmarks/house-price)")
         suite = [p.name for p in suite_task_dirs()]
+        if not named:
+            named = _suite_by_problem(problem)
+            if named is None:
+                raise MlabImportError("the log names no task (no LOG_DIR/log or agent_log with the "
+                                      "run's arguments) and no suite task has its research problem: "
+                                      "give --task PATH_OR_NAME (the task folder it ran, e.g. "
+                                      "MLAgentBench/benchmarks/house-price)")
         if named not in suite:
             raise MlabImportError(
-                f"the trace's task {named!r} is not one of labcoat's suite tasks (a trace may "
+                f"the log's task {named!r} is not one of labcoat's suite tasks (a log may "
                 "name a suite task, never a folder: a folder's code would come from the log): "
                 "give --task PATH_OR_NAME (the task folder it ran, from outside the log)")
         task_ref = SUITE_PREFIX + named
@@ -352,7 +442,23 @@ def choose_task(trace: MlabTrace, task_ref: str | None, logs: tuple[Path, ...]) 
                 f"the task folder {source.root} is inside the log {log}: a task folder that "
                 "came with a log is not run (its prepare.py and eval.py are the log's code); "
                 "give --task a suite name or a task folder you got elsewhere")
+    if problem and _is_suite(source) and _folded(source.research_problem) != problem:
+        ran = f"MLAgentBench's {named!r}" if named else "its task"
+        raise MlabImportError(
+            f"the log ran {ran}, whose research problem is \"{_short(problem)}\"; labcoat's "
+            f"suite task {source.name!r} is another task (\"{_short(source.research_problem)}\"), "
+            "with other data: give --task the MLAgentBench task folder the log ran (e.g. "
+            f"MLAgentBench/benchmarks/{named or source.name})")
     return source
+
+
+def problem_note(trace: MlabTrace, task: TaskSpec) -> str | None:
+    """A note where the trace's research problem is not the task folder's."""
+    problem = _folded(trace.task_description)
+    if problem and _folded(task.research_problem) != problem:
+        return (f"the log's research problem (\"{_short(problem)}\") is not the task folder's "
+                f"(\"{_short(task.research_problem)}\")")
+    return None
 
 
 def import_log(env_log: Path, runs_dir: Path, *, task_ref: str | None = None,
@@ -382,40 +488,72 @@ def import_log(env_log: Path, runs_dir: Path, *, task_ref: str | None = None,
         done = known[(str(env_log), sha)]
         return ImportOutcome(log=str(env_log), status="already", run_id=done.name, run_dir=str(done),
                              steps=len(trace.steps))
-    logs = (log_root(env_log),) + ((Path(within).resolve(),) if within is not None else ())
-    source = choose_task(trace, task_ref, logs)
+    root = log_root(env_log)
+    rec = read_args(WorkspaceFS(root) if root != env_log else None)
+    logs = (root,) + ((Path(within).resolve(),) if within is not None else ())
+    source = choose_task(trace, task_ref, logs, named=rec.task_name)
     task = prepare(source)
-    run_dir = _write_run(fs, env_log, trace, sha, task, str(source.root), Path(runs_dir), sandbox)
+    note = problem_note(trace, task)
+    run_dir = _write_run(fs, env_log, trace, rec, sha, task, str(source.root), Path(runs_dir),
+                         sandbox, [note] if note else [])
     known[(str(env_log), sha)] = run_dir
     return ImportOutcome(log=str(env_log), status="imported", run_id=run_dir.name, run_dir=str(run_dir),
                          task=task.name, steps=len(trace.steps))
 
 
-def _write_run(fs: WorkspaceFS, env_log: Path, trace: MlabTrace, sha: str, task: TaskSpec,
-               source: str, runs_dir: Path, sandbox: str) -> Path:
-    error, overall = _note(fs, "error.txt"), _note(fs, "overall_time.txt")
-    status, reason = _status(trace, error, overall)
+def _final_answer(trace: MlabTrace) -> str | None:
+    """The Final Answer's text: its ``final_answer`` argument, or the string the plain
+    ``Agent`` gives (``Action("Final Answer", "Done!")``)."""
+    final = next((s for s in trace.steps if s.action.name == FINAL_ANSWER), None)
+    if final is None:
+        return None
+    args = final.action.args
+    return args if isinstance(args, str) else str(args.get("final_answer", ""))
+
+
+def _clock(trace: MlabTrace, overall: float | None) -> tuple[float | None, float | None]:
+    """(when MLAgentBench's run began, when it ended), as epoch seconds where the log says.
+    ``overall_time.txt`` is written as the run ends, just after its last step: the run began
+    ``overall`` seconds before that."""
+    if not trace.steps:
+        return None, None
+    last = trace.steps[-1].timestamp
+    if overall is None:
+        return None, last
+    return min(last - overall, trace.steps[0].timestamp), last
+
+
+def _write_run(fs: WorkspaceFS, env_log: Path, trace: MlabTrace, rec: MlabArgs, sha: str,
+               task: TaskSpec, source: str, runs_dir: Path, sandbox: str, notes: list[str]) -> Path:
+    error, overall_text = _note(fs, "error.txt"), _note(fs, "overall_time.txt")
+    overall = _seconds(overall_text)
+    status, reason = _status(trace, rec, error, overall)
+    config = ActorSpec(model=rec.model, **({"edit_model": rec.edit_model} if rec.edit_model else {}))
     meta = RunMeta(run_id=new_run_id(task.name, ACTOR), task=task.name, task_root=str(task.root),
-                   actor=trace.actor, config=ActorSpec(model=trace.model), sandbox=sandbox,
-                   budgets=trace.budgets(), task_source=source)
+                   actor=rec.actor, config=config, sandbox=sandbox,
+                   budgets=rec.budgets(), task_source=source)
     staging = runs_dir / ".importing"
     run = RunDir.create(staging, meta, task.env_dir)
+    began, ended = _clock(trace, overall)
     try:
-        notes = _write_steps(fs, trace, task, run)
-        final = next((s for s in trace.steps if s.action.name == FINAL_ANSWER), None)
-        if final is not None and isinstance(final.action.args, dict):
-            run.meta.final_answer = str(final.action.args.get("final_answer", ""))
-        run.meta.totals.seconds = _seconds(overall) or 0.0
-        run.meta.created_at = _time(trace.steps[0].timestamp) if trace.steps else now()
+        notes = notes + _write_steps(fs, trace, task, run, began)
+        run.meta.final_answer = _final_answer(trace)
+        run.meta.totals.seconds = overall or 0.0
+        run.meta.created_at = _time(began if began is not None else trace.steps[0].timestamp) \
+            if trace.steps else now()
         if trace.low_level_steps:
             with (run.path / LOW_LEVEL).open("w") as f:
                 for s in trace.low_level_steps:
                     f.write(json.dumps(clean(s.model_dump())) + "\n")
         record = ImportRecord(source=str(env_log), trace_sha256=sha, task_description=trace.task_description,
-                              args=trace.args, overall_time=_seconds(overall), error=error,
+                              args=rec.args, args_from=rec.read_from, final_message=rec.final_message,
+                              overall_time=overall, error=error,
                               low_level_steps=len(trace.low_level_steps), notes=notes)
         run.write_json(RECORD, record.model_dump())
         run.finish(status, reason)  # type: ignore[arg-type]
+        if ended is not None:  # when MLAgentBench's run ended, not when it was imported
+            run.meta.finished_at = _time(ended)
+            run.save_meta()
         dest = runs_dir / meta.run_id
         run.path.rename(dest)
     except BaseException:
@@ -429,26 +567,70 @@ def _write_run(fs: WorkspaceFS, env_log: Path, trace: MlabTrace, sha: str, task:
     return dest
 
 
-def _write_steps(fs: WorkspaceFS, trace: MlabTrace, task: TaskSpec, run: RunDir) -> list[str]:
-    """MLAgentBench's steps as the run's trace, each with its workspace snapshot."""
+def _write_steps(fs: WorkspaceFS, trace: MlabTrace, task: TaskSpec, run: RunDir,
+                 began: float | None) -> list[str]:
+    """MLAgentBench's steps as the run's trace, each with its workspace snapshot (without
+    MLAgentBench's undo store, replayed into the run's backups: :mod:`.mlab_backups`) and
+    its seconds (from the step before's timestamp; the first from when the run began)."""
     notes: list[str] = []
     cap = task.limits.disk_mb << 20
     last = len(trace.steps) - 1
+    backups = Backups(run.backups_dir, trace=run.trace_path)
+    store: dict[str, str] = {}
+    before = began
     for i, step in enumerate(trace.steps):
         rel, note = _snapshot_source(fs, i, i == last)
         left = _lay_step(fs, rel, run, task) if rel is not None else []
+        undo_notes: list[str] = []
+        if rel is not None:
+            now_store = undo_store(fs, rel)
+            undo_notes = replay(backups, fs, rel, store, now_store)
+            store = now_store
+            if WorkspaceFS(run.workspace).kind(UNDO_DIR) == "dir" and not task.env_dir.joinpath(UNDO_DIR).exists():
+                WorkspaceFS(run.workspace).remove_tree(UNDO_DIR)
         manifest = run.snapshot(i + 1, cap_bytes=cap)
         previous = run.snapshots.load(f"{i:05d}")
-        said = [n for n in (note, *left, *manifest.notes) if n]
+        said = [n for n in (note, *left, *undo_notes, *manifest.notes) if n]
         notes += [f"step {i + 1}: {n}" for n in said]
-        args = step.action.args
+        seconds = max(step.timestamp - before, 0.0) if before is not None else 0.0
+        before = step.timestamp
         run.append(Step(
             index=i + 1, time=_time(step.timestamp), actor=run.meta.actor, action=step.action.name,
-            args=args, observation=step.observation,
+            args=step.action.args, observation=step.observation, seconds=round(seconds, 3),
             error=step.observation.startswith(ERROR_PREFIXES), snapshot=manifest.label,
             changed=manifest.changed_since(previous),
             meta={"mlab_step": i, "mlab_snapshot": rel, **({"notes": said} if said else {})}))
     return notes
+
+
+class ImportedRunError(ValueError):
+    """An imported run asked to be continued in place (``labcoat run --resume``)."""
+
+
+def is_imported(run_dir: Path) -> bool:
+    """Whether ``run_dir`` is a run imported from MLAgentBench (it holds ``mlab.json``)."""
+    return (Path(run_dir) / RECORD).is_file()
+
+
+def fork_command(run: RunDir) -> str:
+    """The command that continues the imported ``run`` as a new run: a fork at its last
+    step (the one before its Final Answer, after which nothing continues)."""
+    steps = run.steps()
+    at = len(steps) - (1 if steps and steps[-1].action == FINAL_ANSWER else 0)
+    limit = {"max_steps": " --max-steps N", "max_time": " --max-time SECONDS"}.get(run.meta.status, "")
+    more = f" (it stopped at MLAgentBench's limit, which a fork keeps: raise it with{limit})" if limit else ""
+    return f"labcoat run --fork {run.path} --at {at} --model PROVIDER/MODEL{more}"
+
+
+def refuse_resume(run: RunDir) -> None:
+    """An imported run is a record of what MLAgentBench's agent did, never a draft: steps
+    appended to it, its answer and status replaced, would be credited to MLAgentBench's agent
+    (its ``run.json`` names it) and the log would read as imported already. Raises
+    :class:`ImportedRunError` with the fork that continues it as a new run instead."""
+    if is_imported(run.path):
+        raise ImportedRunError(
+            f"{run.path.name} is MLAgentBench's run ({run.meta.actor}), imported: a record, not "
+            f"continued in place. Continue it as a new run with the actor you name: {fork_command(run)}")
 
 
 def import_logs(folder: Path, runs_dir: Path, *, task_ref: str | None = None,

@@ -1,7 +1,7 @@
 """An interactive task's oracle: ``eval.py: make_oracle(challenge)`` answering relayed requests.
 
 Runs in the oracle's own sandbox (the only one that mounts the task's ``scripts/``) as
-``python -I -c <this source> scripts wire challenge max_bytes timeout``, its channel to the
+``python -I -c <this source> scripts wire challenge max_bytes timeout [split]``, its channel to the
 host on stdin (a socket, moved off fd 0). It answers request frames until ``end`` or EOF; a
 ``ValueError`` from the task's ``answer`` refuses that request with the task's own words, which
 the host relays to the submission. Stdlib-only: ``labcoat_channel`` is
@@ -21,11 +21,15 @@ TRUSTED_PHASE = "trusted"  # methods._submission.load_submission refuses to run 
 MAX_MESSAGE = 500  # characters of a refusal's reason sent back
 
 
-def make_answer(scripts: str, challenge: str) -> Callable:
-    """``scripts/eval.py: make_oracle(challenge)``, the task's ``answer(op, arrays)``."""
+def make_answer(scripts: str, challenge: str, split: str = "test") -> Callable:
+    """``scripts/eval.py: make_oracle(challenge[, split])``, the task's ``answer(op, arrays)``;
+    the split only to a ``make_oracle`` that takes it (one written before the splits does not)."""
     spec = importlib.util.spec_from_file_location("labcoat_task_eval", os.path.join(scripts, "eval.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    code = module.make_oracle.__code__
+    if code.co_argcount >= 2:
+        return module.make_oracle(challenge, split)
     return module.make_oracle(challenge)
 
 
@@ -51,13 +55,14 @@ def serve(sock: socket.socket, answer: Callable, channel: ModuleType, max_bytes:
 
 def main(argv: list[str]) -> None:
     scripts, wire, challenge, max_bytes, timeout = argv[:5]
+    split = argv[5] if len(argv) > 5 else "test"
     os.environ["LABCOAT_PHASE"] = TRUSTED_PHASE
     sys.path[:0] = [wire, scripts] + [p for p in os.environ.get("PYTHONPATH", "").split(":") if p]
     import labcoat_channel
 
     sock = socket.socket(fileno=os.dup(0))
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-    serve(sock, make_answer(scripts, challenge), labcoat_channel, int(max_bytes), float(timeout))
+    serve(sock, make_answer(scripts, challenge, split), labcoat_channel, int(max_bytes), float(timeout))
 
 
 if __name__ == "__main__":

@@ -59,7 +59,7 @@ def write_plots(rows: list[Row], runs: list[RunRecord], folder: str | Path) -> l
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.axhline(0, color="grey", lw=0.8)
         ax.set(xlabel="step", ylabel="improvement over baseline (%)",
-               title=f"{task}: improvement over steps\n(mean ± stderr over the runs that reached each step; n where it changes)")
+               title=f"{task}: improvement over steps, on test, post hoc\n(mean ± stderr over the runs that reached each step; n where it changes)")
         _legend_outside(ax)
         fig.tight_layout()
         path = folder / f"improvement_{_safe(task)}.png"
@@ -120,8 +120,9 @@ def _anytime_plots(plt, runs: list[RunRecord], folder: Path, color: Mapping[str,
                 ax.text(0.5, 0.5, "no runs spent tokens", ha="center", va="center",
                         transform=ax.transAxes, color="grey")
         left.set(ylabel="normalized score (0 baseline, 1 reference)")
-        fig.suptitle(f"{task}: anytime score (mean ± stderr over the runs still going at x; "
-                     "n where it changes; a curve ends where its last run ended)")
+        fig.suptitle(f"{task}: anytime score on test, post hoc: never seen by a search (mean ± "
+                     "stderr over the runs still going at x;\nn where it changes; a curve ends "
+                     "where its last run ended)")
         handles, labels = left.get_legend_handles_labels()  # every actor is on the clock panel
         right.legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0),
                      borderaxespad=0)

@@ -32,6 +32,7 @@ from environments.record.runs import (
 from environments.reports.steps import read_step_times, read_step_tokens
 from environments.scoring.score import Score, load_scores
 from environments.task.anchors import load_anchors
+from environments.task.suite import apart_from_suite
 
 Attempt = Literal["independent", "fork", "interrupted", "resumed", "repeat", "pooled", "unknown"]
 #: what a row of each attempt kind says after its label (independent and pooled say nothing)
@@ -168,7 +169,8 @@ def attempt_of(meta: RunMeta) -> Attempt:
 
 
 def row_key(meta: RunMeta, method_tools: bool = True) -> RowKey:
-    return RowKey(task=meta.task, actor=meta.agent or meta.actor, model=meta.model,
+    return RowKey(task=apart_from_suite(meta.task, meta.task_source), actor=meta.agent or meta.actor,
+                  model=meta.model,
                   isolated=meta.sandbox != "none", method_tools=method_tools, attempt=attempt_of(meta))
 
 

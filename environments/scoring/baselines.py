@@ -159,6 +159,10 @@ def fall_back(task: TaskSpec, err: Exception, sandbox: str | None = None) -> Bas
     with the reason so that scoring says it and does not measure again; :class:`BaselineError`
     (brief, no traceback) when the task has none."""
     reason = error_summary(str(err))
+    if isinstance(err, SandboxError):  # the sandbox or the task's environment, not the task
+        raise BaselineError(f"{task.name}: measuring the baseline could not run ({reason}): that "
+                            "says nothing of the task, so no baseline is stored or assumed; fix it "
+                            "and run `labcoat baseline` again") from err
     fixed = fixed_fallback(task)
     if fixed is None:
         raise BaselineError(f"{task.name}: measuring the baseline failed ({reason}) and no fixed "

@@ -50,9 +50,10 @@ from environments.scoring.submission import (
     strip_code,
 )
 from environments.scoring.timing import Paired
-from environments.task.mlagentbench import NO_EVAL
+from environments.task.mlagentbench import NO_EVAL, failure_value
 from environments.task.sandboxing import code_mounts, sandbox_limits
 from environments.task.spec import TaskSpec
+from environments.task.splits import FUNCTIONS, LEGACY_SEARCH, SplitName, function_for
 from environments.untrusted.bounded import LimitError, loads_json
 from sandbox import Mount, SandboxError, SandboxLimits, open_sandbox
 from sandbox.fs import (
@@ -68,8 +69,11 @@ TASK_ENV = "/task/env"  # ``../env`` seen from TASK_SCRIPTS, as MLAgentBench lay
 # not_scored: the task has no eval.py (MLAgentBench's llama-inference, bibtex-generation, ...)
 FailureReason = Literal["no_submission", "eval_error", "timeout", "infrastructure", "not_scored"]
 #: the trusted phase's function for what the caller asked (a two-phase task's eval.py defines
-#: ``score``/``validation_score`` over outputs, a data-only one ``get_score`` over files)
-TRUSTED_FUNCTION = {"get_score": "score", "get_validation_score": "validation_score"}
+#: ``score``/``search_score``/... over outputs, a data-only one ``get_score``/... over files)
+TRUSTED_FUNCTION = {data: trusted for data, trusted in (*FUNCTIONS.values(), LEGACY_SEARCH)}
+#: which split a function scores (what the submission phase is told: ``split.txt``)
+SPLIT_OF = {f: split for split, pair in FUNCTIONS.items() for f in pair} | {
+    f: "search" for f in LEGACY_SEARCH}
 RUNNER_SOURCE = source(eval_runner)
 CHILD_SOURCE = source(eval_child)
 
@@ -112,17 +116,31 @@ def _scratch(task: TaskSpec, source_dir: Path, dest: Path) -> Path:
     return dest
 
 
+def split_function(task: TaskSpec, split: SplitName) -> str:
+    """The data-only name of ``eval.py``'s function for ``split`` (the trusted phase of a
+    two-phase task maps it, :data:`TRUSTED_FUNCTION`); a folder written before the splits
+    scores ``search`` with its ``get_validation_score``."""
+    if split == "search" and "search" not in task.splits:
+        return LEGACY_SEARCH[0]
+    return function_for(split, two_phase=False)
+
+
 def evaluate(task: TaskSpec, workspace: Path, sandbox: str = "auto",
-             function: str = "get_score", timeout: float | None = None) -> EvalResult:
+             function: str = "get_score", timeout: float | None = None,
+             split: SplitName | None = None) -> EvalResult:
     """Score a scratch copy of ``workspace`` under the contract of ``environments/scoring/submission.py``.
 
     Nothing in ``workspace`` is trusted: read-only files are laid over it from the task's
     ``env/``; a task with ``scripts/produce.py`` runs it in a submission phase that has no
     result channel, and its pristine ``eval.py`` scores only the outputs, in a second sandbox,
     the value taken only from a line tagged with a nonce the submission never sees.
+    ``split`` (``environments/task/splits.py``) picks the function and tells the submission
+    phase which inputs to produce for; without it, ``function`` says (``test``'s by default).
     """
     if not task.has_eval:
         return EvalResult(failure="not_scored", detail=NO_EVAL, public_detail=NO_EVAL)
+    if split is not None:
+        function = split_function(task, split)
     timeout = timeout or task.limits.eval_timeout
     produce = has_produce(task.scripts_dir)
     with temporary_folder("labcoat-score-") as tmp:
@@ -134,21 +152,32 @@ def evaluate(task: TaskSpec, workspace: Path, sandbox: str = "auto",
             return EvalResult(failure="infrastructure", detail=f"cannot copy the workspace: {err}")
         if not produce:  # data-only: the scorer never sees code
             strip_code(scratch, keep=task.is_read_only)
-            return _trusted(task, scratch, sandbox, function, timeout)
+            return _unless_sentinel(task, _trusted(task, scratch, sandbox, function, timeout))
         try:
             return _two_phases(task, workspace, tmp, sandbox, function, timeout)
         except (SandboxError, OSError, ValueError) as err:
             return EvalResult(failure="infrastructure", detail=f"{type(err).__name__}: {err}")
 
 
+def _unless_sentinel(task: TaskSpec, result: EvalResult) -> EvalResult:
+    """``result``, or a failure where its value is MLAgentBench's failure value (its
+    vectorization's ``1e10``: :func:`environments.task.mlagentbench.failure_value`)."""
+    why = failure_value(task.mlagentbench, result.value) if result.value is not None else None
+    if why is None:
+        return result
+    return result.model_copy(update={"value": None, "failure": "eval_error", "detail": why,
+                                     "public_detail": why})
+
+
 def _two_phases(task: TaskSpec, workspace: Path, tmp: Path, sandbox: str, function: str,
                 timeout: float) -> EvalResult:
     """Phase (a) over ``tmp/workspace`` (the scratch copy), then phase (b) over its outputs."""
     challenge = secrets.token_hex(16)
-    here = produce_dir(task.scripts_dir, tmp / "produce", challenge)
+    here = produce_dir(task.scripts_dir, tmp / "produce", challenge, SPLIT_OF.get(function, "test"))
     if task.timed:
         return _timed(task, workspace, tmp, here, challenge, sandbox, function, timeout)
-    produced = _submission_phase(task, tmp, here, challenge, sandbox, timeout)
+    produced = _submission_phase(task, tmp, here, challenge, sandbox, timeout,
+                                 SPLIT_OF.get(function, "test"))
     if isinstance(produced, EvalResult):
         return produced
     return score_outputs(task, produced, tmp / "workspace", tmp / "outputs", challenge, sandbox,
@@ -168,7 +197,7 @@ def score_outputs(task: TaskSpec, produced: Produced, workspace: Path, dest: Pat
 
 
 def _submission_phase(task: TaskSpec, tmp: Path, here: Path, challenge: str, sandbox: str,
-                      timeout: float) -> Produced | EvalResult:
+                      timeout: float, split: str = "test") -> Produced | EvalResult:
     """``produce.py`` over the scratch copy (next to the task's oracle for an interactive
     task); what it produced, or the failure it scores as."""
     limits, scratch = _limits(task, timeout), tmp / "workspace"
@@ -177,7 +206,7 @@ def _submission_phase(task: TaskSpec, tmp: Path, here: Path, challenge: str, san
     else:
         produced, seen = run_interactive(
             sandbox, scratch, here, limits, code_mounts(), task.scripts_dir, tmp / "oracle",
-            challenge, task.oracle.max_requests, task.oracle.max_bytes)
+            challenge, task.oracle.max_requests, task.oracle.max_bytes, split)
         if (refused := _interaction_failure(produced, seen)) is not None:
             return refused
     return produced if produced.ok else produce_failure(produced, timeout)

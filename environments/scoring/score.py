@@ -20,8 +20,10 @@ from pydantic import BaseModel, Field
 from environments.record.runs import RunDir, now
 from environments.scoring.baselines import improvement, scored_against
 from environments.scoring.evaluate import EvalResult, FailureReason, evaluate
+from environments.scoring.hidden import record_call
 from environments.scoring.score_scratch import StepScorer
 from environments.task.anchors import load_anchors, normalize
+from environments.task.mlagentbench import not_comparable
 from environments.task.spec import TaskSpec
 from environments.untrusted.words import plural
 from sandbox.fs import temporary_folder
@@ -49,6 +51,10 @@ class Score(BaseModel):
     interval: tuple[float, float] | None = None
     # 0 = the task's baseline anchor, 1 = its reference anchor (anchors.toml, versioned)
     normalized: float | None = None
+    # the private split it was read on, and whether after the run (a point of a curve over
+    # test: for analysis, never something a search saw; environments/record/ledger.py)
+    split: str = "test"
+    post_hoc: bool = False
     scored_at: str = Field(default_factory=now)
 
 
@@ -82,6 +88,9 @@ def make_score(task: TaskSpec, result: EvalResult, step: int | None,
     if baseline is None and result.value is not None:
         detail = "no baseline known: run `labcoat baseline` for this task"
     worst = paired.improvement_low if paired is not None else imp
+    apart = not_comparable(task.mlagentbench)  # MLAgentBench's self-reported runtime
+    if apart is not None and result.value is not None:
+        worst, detail = None, f"{apart}; {detail}" if detail else apart
     return Score(
         task=task.name, metric=task.metric, direction=task.direction, value=result.value,
         baseline=baseline, improvement=imp,
@@ -146,9 +155,13 @@ def score_run(run: RunDir, task: TaskSpec, step: int | None = None, sandbox: str
     index = last if step is None else step
     if not 0 <= index <= last:
         return make_score(task, _no_step(index, last), index)
-    score = make_score(task, _restore_and_evaluate(run, task, index, sandbox), index, sandbox)
+    evaluated = _restore_and_evaluate(run, task, index, sandbox)
+    final = result or step is None
+    record_call(run.path, task, sandbox, "test", evaluated, actor="harness",
+                purpose="final" if final else "post hoc", shown_to_agent=False, step=index)
+    score = make_score(task, evaluated, index, sandbox).model_copy(update={"post_hoc": not final})
     record_curve(run, [score])
-    if result or step is None:
+    if final:
         run.write_json("score.json", score.model_dump())
     return score
 
@@ -211,9 +224,14 @@ def score_steps(run: RunDir, task: TaskSpec, steps: list[int] | None = None,
             if index in known:
                 scores.append(known[index])
             else:
-                result = (_evaluate_step(run, task, index, sandbox, seen, into, scorer)
-                          if 0 <= index <= last else _no_step(index, last))
-                scores.append(make_score(task, result, index, sandbox))
+                if not 0 <= index <= last:
+                    scores.append(make_score(task, _no_step(index, last), index, sandbox))
+                else:
+                    result = _evaluate_step(run, task, index, sandbox, seen, into, scorer)
+                    record_call(run.path, task, sandbox, "test", result, actor="harness",
+                                purpose="post hoc", shown_to_agent=False, step=index)
+                    scores.append(make_score(task, result, index, sandbox)
+                                  .model_copy(update={"post_hoc": True}))
             if progress:
                 progress(i + 1, len(wanted), scores[-1])
     record_curve(run, scores)

@@ -42,6 +42,7 @@ from pydantic import BaseModel
 
 from environments.in_sandbox import channel, oracle_runner, produce_runner, source
 from environments.in_sandbox.channel import ChannelError
+from environments.task.splits import SPLIT_FILE
 from sandbox import Mount, SandboxError, SandboxLimits, open_sandbox
 from sandbox.fs import WorkspaceError, WorkspaceFS, copy_tree
 
@@ -80,8 +81,9 @@ def _readable(mode: int) -> int:
     return 0o644
 
 
-def produce_dir(scripts_dir: Path, dest: Path, challenge: str) -> Path:
-    """The folder phase (a) may read: ``produce.py``, ``inputs/`` and the challenge, nothing else.
+def produce_dir(scripts_dir: Path, dest: Path, challenge: str, split: str = "test") -> Path:
+    """The folder phase (a) may read: ``produce.py``, ``inputs/``, the challenge and the split
+    it produces for (``split.txt``: ``methods._submission.split_of``), nothing else.
 
     Mounted read-only into the submission's sandbox, it is written by descriptor like a
     workspace (files 0644 and folders 0755 set on their descriptors, whatever the umask)."""
@@ -92,6 +94,7 @@ def produce_dir(scripts_dir: Path, dest: Path, challenge: str) -> Path:
     if scripts.kind(INPUTS) == "dir":
         copy_tree(scripts, WorkspaceFS(dest / INPUTS), under=INPUTS, mode=_readable)
     out.write(CHALLENGE, challenge.encode(), mode=0o644)
+    out.write(SPLIT_FILE, split.encode(), mode=0o644)
     out.write(WIRE, Path(channel.__file__).read_bytes(), mode=0o644)
     return dest
 
@@ -277,7 +280,7 @@ def _in_thread(fn, *args) -> tuple[threading.Thread, dict]:
 
 def run_interactive(kind: str, workspace: Path, here: Path, limits: SandboxLimits,
                     mounts: list[Mount], scripts_dir: Path, oracle_home: Path, challenge: str,
-                    max_requests: int, max_bytes: int) -> tuple[Produced, Interaction]:
+                    max_requests: int, max_bytes: int, split: str = "test") -> tuple[Produced, Interaction]:
     """Phase (a) of an interactive task: the submission and the task's oracle, each in its own
     sandbox, joined only by the host's checked relay. ``oracle_home`` is an empty scratch
     folder (the oracle's workspace); the submission's outputs end up in ``workspace/OUTPUTS``."""
@@ -298,7 +301,7 @@ def run_interactive(kind: str, workspace: Path, here: Path, limits: SandboxLimit
               open_sandbox(kind, scratch, limits.model_copy(update={"timeout": timeout + 5}),
                            oracle_mounts) as ob):
             argv = [ob.python, "-I", "-c", ORACLE_RUNNER, ob.path_for("/task/scripts"),
-                    ob.path_for(ORACLE_TARGET), challenge, str(max_bytes), str(timeout)]
+                    ob.path_for(ORACLE_TARGET), challenge, str(max_bytes), str(timeout), split]
             oracle_thread, oracle_box = _in_thread(_then_close, orc_child, lambda: ob.exec(
                 argv, timeout + 5, stdin=orc_child.fileno()))  # a hung oracle ends here
             sub_thread, sub_box = _in_thread(_then_close, sub_child, lambda: _exec_produce(

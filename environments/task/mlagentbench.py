@@ -66,6 +66,10 @@ class MlabTask(BaseModel):
     # what its train.py / eval.py import beyond labcoat's own install, and pins where today's
     # versions break its code (MLAgentBench's requirements.txt names no versions for them)
     requirements: tuple[str, ...] = ()
+    # what its eval.py returns when it cannot evaluate (vectorization's ``except: return 1e10``)
+    failure_values: tuple[float, ...] = ()
+    # its metric is a runtime the submission measured and wrote itself (not timed by the scorer)
+    self_timed: bool = False
     markers: Markers
 
     def toml_defaults(self) -> dict:
@@ -90,6 +94,7 @@ TABLE: dict[str, MlabTask] = {t.name: t for t in [
              baseline=6.1742, baseline_from=PLOT_PY, submission=_CSV,
              # its starter fails under numpy 2 (a ragged array); pandas 3 needs numpy 2
              requirements=("numpy<2", "pandas<3"),
+             failure_values=(1e10,), self_timed=True,
              markers=Markers(problem=("vectoris", "submission.csv"),
                              eval=("submission.columns[0]",))),
     MlabTask(name="llama-inference", metric="tokens_per_second", direction="higher",
@@ -223,3 +228,39 @@ def recognise_folder(root: Path, name: str | None = None,
 def defaults_for(folder_name: str) -> dict[str, str]:
     """Metric and direction for a folder named like one of MLAgentBench's (empty if unknown)."""
     return dict(DEFAULTS.get(folder_name, {}))
+
+
+#: beyond these, a value of a recognised task's eval.py is a failure sentinel, never a metric
+SENTINEL = 1e10
+
+
+def failure_value(found: Recognition | None, value: float) -> str | None:
+    """Why ``value`` from the ``eval.py`` of a folder recognised as ``found`` (a task folder's
+    ``TaskSpec.mlagentbench``: one without ``task.toml``) is MLAgentBench's way of
+    saying the evaluation failed (vectorization's ``1e10`` for a missing ``submission.csv``;
+    ``±1e10`` and beyond for any of its tasks), or None when it is a score. Such a value is
+    a failure, never averaged into a report (``-383622254670.7%`` was)."""
+    if found is None:
+        return None
+    if value in found.entry.failure_values or abs(value) >= SENTINEL:
+        return (f"MLAgentBench's eval.py returned {value:g}, its value for an evaluation that "
+                "failed (e.g. no readable submission.csv): a failure, not a score")
+    return None
+
+
+def not_comparable(found: Recognition | None) -> str | None:
+    """Why the scores of a folder recognised as ``found`` cannot be a success, or None.
+
+    MLAgentBench's vectorization scores the runtime the submission measured and wrote itself
+    (``submission.csv``), on whatever machine and load it ran, against a baseline measured
+    elsewhere (MLAgentBench's fixed 6.1742 s, or labcoat's measurement of the unchanged
+    folder): its own do-nothing agent scored +47% "success". Decided: such a score is shown
+    with its improvement but is never a success. A folder with a ``task.toml`` is recognised
+    as none (its declaration is labcoat's: ``timed = true`` times baseline and submission
+    paired, with an interval, as the suite's vectorization does)."""
+    if found is None or not found.entry.self_timed:
+        return None
+    return ("not comparable, so never a success: the runtime is the one the submission measured "
+            "and wrote itself, against a baseline timed on another occasion; labcoat's suite "
+            "task vectorization times both, paired, on this machine")
+

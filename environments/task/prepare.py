@@ -13,8 +13,8 @@ the host's Python read-only (the suite's prepare scripts import numpy, torch and
 with the network only as ``task.toml``'s ``[prepare]`` declares it, and with a host variable
 only when ``[prepare] env`` asks for it AND the person allows it (``--pass-env NAME``, or
 ``$LABCOAT_PASS_ENV``): the folder's request alone is no grant, and a run that withholds one
-says so, with how to allow it. When labcoat's stdin and stderr are a terminal, what the person
-types is relayed to it (never the terminal's own descriptor: a sandboxed process holding it
+says so, with how to allow it. When labcoat's stdin and stderr are a terminal, or its stdin
+is a pipe or a file (not /dev/null), what the person types or pipes is relayed to it (never the terminal's own descriptor: a sandboxed process holding it
 could change the terminal's modes or write around the display); its output is shown as it
 comes, as text, and the person is told in which sandbox it runs.
 
@@ -247,10 +247,13 @@ def run_prepare(task: TaskSpec, copy: Path, *, sandbox: str = "auto", timeout: f
     if not result.ok:
         why = (f"timed out after {timeout:g} s" if result.timed_out else "ran out of memory"
                if result.oom_killed else f"exit {result.exit_code}")
-        ask = "" if asks or "EOFError" not in result.stderr else (
+        ask = "" if "EOFError" not in result.stderr else (
+            f"\nprepare.py asked for more input than labcoat's stdin gave it (it ended): run "
+            f"`labcoat prepare {shlex.quote(str(task.root))}` in a terminal, or pipe it the "
+            "answers, to answer it; runs then use the prepared copy") if asks else (
             f"\nprepare.py asked for input, and labcoat had no terminal to ask you in (its "
             f"stdin read nothing): run `labcoat prepare {shlex.quote(str(task.root))}` in a "
-            "terminal to answer it; runs then use the prepared copy")
+            "terminal (or pipe it the answers) to answer it; runs then use the prepared copy")
         tail = (result.stderr.strip() or result.stdout.strip())[-3000:]
         raise TaskError(f"{task.prepare_path}: prepare.py failed ({why}):\n"
                         f"{_hide(tail, secrets)}{ask}{_held(task, pass_env)}")
@@ -290,11 +293,20 @@ def _hiding(show: Show, secrets: list[str]) -> Show:
 
 
 def _terminal() -> int | None:
-    """labcoat's stdin, when it and stderr are a person's terminal (not the TUI's capture)."""
+    """labcoat's stdin, to relay to prepare.py: a person's terminal (when stderr is one too,
+    so the prompts show; not the TUI's capture), or any pipe or file it was given (``yes '' |
+    labcoat prepare FOLDER``, a CI job answering Kaggle's consent). None for ``/dev/null`` or
+    no stdin at all, so prepare.py reads an empty stdin at once."""
     try:
-        return 0 if os.isatty(0) and os.isatty(sys.stderr.fileno()) else None
+        if os.isatty(0):
+            return 0 if os.isatty(sys.stderr.fileno()) else None
+        st = os.fstat(0)
+        null = os.stat(os.devnull)
     except (AttributeError, OSError, ValueError):
         return None
+    if stat.S_ISCHR(st.st_mode) and st.st_rdev == null.st_rdev:
+        return None
+    return 0
 
 
 def _to_stderr(text: str) -> None:

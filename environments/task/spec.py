@@ -29,6 +29,14 @@ from pydantic import (
 )
 
 from environments.task.mlagentbench import Recognition, recognise_folder
+from environments.task.splits import (
+    LEGACY_SEARCH,
+    SPLITS,
+    SplitName,
+    SplitToml,
+    declared,
+    function_for,
+)
 from environments.task.tree import FolderError, check_within, tree
 from environments.untrusted.bounded import LimitError, read_capped
 from sandbox.pyenv import requirement_line, requirement_lines
@@ -227,6 +235,9 @@ class TaskToml(BaseModel):
     )
     tools: list[str] = Field(default_factory=list, description="method tools offered")
     feedback: FeedbackToml = Field(default_factory=FeedbackToml)
+    splits: dict[str, SplitToml] = Field(
+        default_factory=dict, description="the private splits besides test: search, select "
+        "(environments/task/splits.py)")
     oracle: OracleToml | None = None
     timed: bool = Field(False, description="the metric is the submission phase's runtime, "
                         "measured by the host against the pristine env/ (environments/scoring/timing.py)")
@@ -244,6 +255,19 @@ class TaskToml(BaseModel):
             if isinstance(data, dict) and key in data:
                 raise ValueError(f"{key} {where}")
         return data
+
+    @field_validator("splits")
+    @classmethod
+    def _split_names(cls, splits: dict[str, SplitToml]) -> dict[str, SplitToml]:
+        unknown = sorted(set(splits) - set(SPLITS))
+        if unknown:
+            raise ValueError(f"[splits] {', '.join(unknown)}: a split is one of {', '.join(SPLITS)}")
+        return splits
+
+    @property
+    def split_names(self) -> tuple[SplitName, ...]:
+        """The private splits this task scores on (``test`` always)."""
+        return declared(self.splits)
 
     @property
     def validation_budget(self) -> int:
@@ -426,6 +450,14 @@ def _check_contract(spec: TaskSpec, toml_path: Path) -> None:
     source = spec.eval_path.read_text(errors="replace") if spec.has_eval else ""
     if spec.oracle is not None and "def make_oracle" not in source:
         raise TaskError(f"{spec.eval_path}: [oracle] needs make_oracle(challenge) in eval.py")
-    if spec.feedback.kind == "validation" and "validation_score" not in source:
-        raise TaskError(f"{spec.eval_path}: [feedback] validation needs validation_score() "
-                        "(or get_validation_score) in eval.py")
+    two_phase = (spec.scripts_dir / "produce.py").is_file()
+    for split in spec.split_names:
+        function = function_for(split, two_phase)
+        if split != "test" and f"def {function}" not in source:
+            raise TaskError(f"{spec.eval_path}: [splits.{split}] needs {function}() in eval.py "
+                            "(environments/task/splits.py)")
+    if spec.feedback.kind == "validation" and "search" not in spec.splits and not any(
+            f in source for f in LEGACY_SEARCH):  # a def, or a name bound to one
+        raise TaskError(f"{spec.eval_path}: [feedback] validation scores on the search split: "
+                        "declare [splits.search] and its function in eval.py "
+                        "(environments/task/splits.py)")

@@ -70,3 +70,18 @@ def locate_task(name_or_path: str | Path) -> Path:
 def resolve_task(name_or_path: str | Path) -> TaskSpec:
     """The task ``TASK`` names (:func:`locate_task`), loaded; a clear error for neither or both."""
     return load_task(locate_task(name_or_path))
+
+
+def apart_from_suite(name: str, source: str | None) -> str:
+    """``name`` as reports key a run's task: a run of a folder that is not the suite task of
+    that name (MLAgentBench's ``house-price`` beside labcoat's: other data, another metric)
+    is keyed ``house-price (benchmarks/house-price)``, so the two never share a row."""
+    if not source or not Path(source).is_absolute():
+        return name
+    suite = TASKS_DIR / name
+    try:
+        if not suite.is_dir() or Path(source).resolve() == suite.resolve():
+            return name
+    except OSError:
+        return name
+    return f"{name} ({Path(source).parent.name}/{Path(source).name})"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from agent.factory import make_actor
@@ -36,3 +37,22 @@ def files_containing(root: Path, needle: str) -> list[str]:
         if p.is_file() and needle.encode() in p.read_bytes():
             hits.append(str(p.relative_to(root)))
     return hits
+
+
+def children(pid: int) -> set[int]:
+    """Live descendants of ``pid`` (read from /proc)."""
+    found, frontier = set(), {pid}
+    while frontier:
+        parent = frontier.pop()
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            if int(fields[1]) == parent and fields[0] != "Z" and int(entry) not in found:
+                found.add(int(entry))
+                frontier.add(int(entry))
+    return found

@@ -38,13 +38,14 @@ def test_config_round_trips_through_run_json_to_resume(tiny_task, tmp_path):
 
 
 def test_every_field_is_an_option_with_a_flag_in_run_and_batch():
+    from agent.pool.settings import PoolSettings
     from agent.tree.policy import PolicySettings
     from agent.tree.settings import TreeSettings
     from tui.cli import app
 
-    fields = (set(ActorConfig.model_fields) - {"context", "tree"} | set(ContextSettings.model_fields)
+    fields = (set(ActorConfig.model_fields) - {"context", "tree", "pool"} | set(ContextSettings.model_fields)
               | set(TreeSettings.model_fields) - {"policy"} | set(PolicySettings.model_fields)
-              | set(Budgets.model_fields))
+              | set(PoolSettings.model_fields) | set(Budgets.model_fields))
     assert {o.name for o in OPTIONS} == fields
     click = typer.main.get_command(app)
     run_flags = {f for p in click.commands["run"].params for f in (*p.opts, *p.secondary_opts)}

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.agent.helpers import children
 from tests.agent.test_batch import actions_file
 
 pytest.importorskip("ray")
@@ -44,23 +45,6 @@ def _ray_pids() -> set[int]:
                               or b"ray/dashboard" in cmd or b"ray::" in cmd):
             pids.add(int(entry))
     return pids
-
-
-def _children(pid: int) -> set[int]:
-    found, frontier = set(), {pid}
-    while frontier:
-        parent = frontier.pop()
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == parent and int(entry) not in found:
-                found.add(int(entry))
-                frontier.add(int(entry))
-    return found
 
 
 def _kill(pids: set[int]) -> None:
@@ -101,7 +85,7 @@ def cluster():
     finally:
         ours = _ray_pids() - before
         for pid in set(ours):
-            ours |= _children(pid)
+            ours |= children(pid)
         _kill(ours)
 
 
@@ -132,7 +116,7 @@ def test_a_batch_survives_losing_a_ray_node(cluster, tiny_task, tmp_path):
         time.sleep(0.2)
     victims = set(node2)
     for pid in node2:
-        victims |= _children(pid)
+        victims |= children(pid)
     _kill(victims)
     out, err = first.communicate(timeout=300)
     assert out.lstrip().startswith('{'), out[:1500]

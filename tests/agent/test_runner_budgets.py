@@ -110,3 +110,36 @@ def test_after_a_budget_only_a_free_closing_step_runs(tiny_task, tmp_path):
         assert steps[-1].changed == ["train.py"] and "closing step 4, Restore Workspace: done" in meta.status_reason
         assert (run.workspace / "train.py").read_text() == (tiny_task / "env" / "train.py").read_text()
         assert actor.observed[-1] == "Restore Workspace"
+
+
+class EndingActor(ClosingActor):
+    """Counts the runner's end call; raises from ``propose`` when told to (a crash mid-run)."""
+
+    def __init__(self, crash: bool) -> None:
+        super().__init__(("List Files", {"dir_path": "."}))
+        self.crash, self.ended = crash, 0
+
+    def propose(self, env):
+        if self.crash and env.step_count == 1:
+            raise RuntimeError("the actor broke")
+        return super().propose(env)
+
+    def on_end(self) -> None:
+        self.ended += 1
+
+
+def test_the_actor_is_told_the_run_ended_however_it_ended(tiny_task, tmp_path):
+    """What an actor holds beyond the run's sandbox (the research pool's workers) is released
+    when the run ends: at a budget and after a crash alike, once."""
+    import pytest
+
+    for crash in (False, True):
+        actor = EndingActor(crash)
+        run, task = create_run(tiny_task, actor, tmp_path / f"runs-{crash}", sandbox="local",
+                               budgets=Budgets(max_steps=2))
+        if crash:
+            with pytest.raises(RuntimeError, match="the actor broke"):
+                drive(run, task, actor)
+        else:
+            assert drive(run, task, actor).status == "max_steps"
+        assert actor.ended == 1

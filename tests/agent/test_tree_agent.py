@@ -72,8 +72,9 @@ def test_digits_search_drafts_debugs_improves_and_reaches_the_reference(tmp_path
         reply("Standardise, go wider and regularise.", reference + VALIDATE_REFERENCE),
     ])
     actor = tree_agent(model, num_drafts=2, debug_prob=1.0)
-    # 11 steps: the look-ahead keeps room to restore the best after any node (restore, answer)
-    run, task, meta = run_tree("digits", tmp_path, actor, model, Budgets(max_steps=11))
+    # 16 steps: each node is scored on the hidden search split (write, run, score), and the
+    # look-ahead keeps room for the close: the top 3 scored on select, restore, answer
+    run, task, meta = run_tree("digits", tmp_path, actor, model, Budgets(max_steps=16))
     assert meta.status == "finished" and meta.final_answer, meta.status_reason
 
     j = actor.journal
@@ -82,18 +83,23 @@ def test_digits_search_drafts_debugs_improves_and_reaches_the_reference(tmp_path
         (4, "improve", 3, "good")]
     assert "NameError" in j.get(1).error
     assert j.get(3).metric > j.get(2).metric  # so node 3 was the best, the one improved
-    assert j.best().id == 4 and j.get(4).metric_source == "output"
+    assert j.best().id == 4 and j.get(4).metric_source == "search"
+    assert j.chosen().id == 4 and [n.select is not None for n in j.nodes] == [False, True, True, True]
     # every node is ordinary steps of the trace, with its parent; the best is the final workspace
     steps = RunDir.open(run.path).steps()
-    assert [s.action for s in steps] == ["Write File", "Execute Script"] * 4 + ["Final Answer"]
+    assert [s.action for s in steps] == (["Write File", "Execute Script"]
+                                         + ["Write File", "Execute Script", "Score Candidate"] * 3
+                                         + ["Score Candidate"] * 3 + ["Final Answer"])
     assert [(t["node"], t["parent"], t["op"]) for t in tags(run)] == [
         (1, None, "draft"), (1, None, "draft"), (2, None, "draft"), (2, None, "draft"),
-        (3, 1, "debug"), (3, 1, "debug"), (4, 3, "improve"), (4, 3, "improve"), (4, None, "final")]
+        (2, None, "draft"), (3, 1, "debug"), (3, 1, "debug"), (3, 1, "debug"), (4, 3, "improve"),
+        (4, 3, "improve"), (4, 3, "improve"), (4, None, "select"), (3, None, "select"),
+        (2, None, "select"), (4, None, "final")]
     assert steps[0].meta["plan"] == "A one-layer MLP."
     assert (run.workspace / "train.py").read_text() == j.get(4).code
     assert "node 4 (improve)" in meta.final_answer
     score = score_run(run, task, sandbox="local")
-    assert score.value == pytest.approx(0.8986, abs=0.01) and score.normalized > 0.9, score
+    assert score.value == pytest.approx(0.9029, abs=0.01) and score.normalized > 0.9, score
     assert score.success
 
 

@@ -66,8 +66,10 @@ def test_the_local_model_gets_room_for_a_whole_script():
 
 def test_tree_options_are_flags_grouped_apart_and_bad_values_name_their_flag():
     tree = {o.name: o for o in options() if o.group == "tree"}
-    assert set(tree) == {"num_drafts", "debug_prob", "max_debug_depth", "skip_validation"}
+    assert set(tree) == {"num_drafts", "debug_prob", "max_debug_depth", "skip_validation",
+                         "select_top_k"}
     assert tree["num_drafts"].flags == ("--num-drafts",) and tree["num_drafts"].default == 5
+    assert tree["select_top_k"].flags == ("--select-top-k",) and tree["select_top_k"].default == 3
     config, _ = build({"kind": "tree", "num_drafts": "2", "debug_prob": "0", "skip_validation": "true"})
     assert (config.tree.policy.num_drafts, config.tree.policy.debug_prob, config.tree.skip_validation) \
         == (2, 0.0, True)

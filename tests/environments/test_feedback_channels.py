@@ -46,10 +46,19 @@ def test_a_bad_declaration_is_a_clear_error(tmp_path, extra, problem):
         load_task(tamper_task(tmp_path / "t", extra))
 
 
-def test_a_validation_channel_needs_a_validation_score(tmp_path):
+def test_a_validation_channel_needs_a_search_split_to_score_on(tmp_path):
     root = tamper_task(tmp_path / "t", VALIDATION)
     (root / "scripts" / "eval.py").write_text(TAMPER_EVAL.replace("validation_score", "other"))
-    with pytest.raises(TaskError, match="validation_score"):
+    with pytest.raises(TaskError, match=r"search split.*\[splits.search\]"):
+        load_task(root)
+
+
+def test_a_declared_split_needs_its_function(tmp_path):
+    root = tamper_task(tmp_path / "t", '[splits.select]\nabout = "the other half"\n')
+    with pytest.raises(TaskError, match=r"\[splits.select\] needs select_score\(\)"):
+        load_task(root)
+    root = tamper_task(tmp_path / "u", '[splits.holdout]\nabout = "x"\n')
+    with pytest.raises(TaskError, match="a split is one of search, select, test"):
         load_task(root)
 
 

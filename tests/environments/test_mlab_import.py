@@ -66,20 +66,43 @@ def submission(values: list[float]) -> str:
     return "Id,SalePrice\n" + "".join(f"{i},{v}\n" for i, v in enumerate(values, 1))
 
 
+#: runner.py's arguments with its defaults, in its order (what its ``Namespace`` line prints)
+RUNNER_DEFAULTS = {
+    "task": "debug", "log_dir": "./logs", "work_dir": "./workspace", "max_steps": 50,
+    "max_time": 18000, "device": 0, "python": "python", "interactive": False, "resume": None,
+    "resume_step": 0, "agent_type": "ResearchAgent", "llm_name": "claude-v1",
+    "fast_llm_name": "claude-v1", "edit_script_llm_name": "claude-v1",
+    "edit_script_llm_max_tokens": 4000, "agent_max_steps": 50, "actions_remove_from_prompt": [],
+    "actions_add_to_prompt": [], "retrieval": False, "valid_format_entires": None,
+    "max_steps_in_context": 3, "max_observation_steps_in_context": 3, "max_retries": 5,
+    "langchain_agent": "zero-shot-react-description"}
+
+
+def runner_log(args: dict) -> str:
+    """``LOG_DIR/log`` as multi_run_experiment.sh keeps the runner's output: its
+    ``print(args, file=sys.stderr)`` line (argparse's ``Namespace`` repr) among the rest."""
+    values = {**RUNNER_DEFAULTS, **args}
+    namespace = "Namespace(" + ", ".join(f"{k}={v!r}" for k, v in values.items()) + ")"
+    return ("Could not load anthropic API key claude_api_key.txt.\n" + namespace + "\n"
+            f"Benchmark folder name:  {values['task']}\n=====================================\n"
+            "Final message:  Finished due to env.is_final() == True\n")
+
+
 def make_log(root: Path, steps: list[tuple[str, dict | str, str, dict | None]], *,
              final: dict | None = None, args: dict | None = None, overall: str | None = "12.5",
-             error: str | None = None, low_level: int = 0) -> Path:
+             error: str | None = None, low_level: int = 0, problem: str = "predict SalePrice") -> Path:
     """An MLAgentBench log folder: ``steps`` are (action, args, observation, files of
-    step_N_files or None for no copy); ``final`` the files of step_final_files."""
+    step_N_files or None for no copy); ``final`` the files of step_final_files; ``args`` the
+    runner's arguments, in ``LOG_DIR/log`` (MLAgentBench's trace never records them)."""
     env_log = root / "env_log"
     (env_log / "traces").mkdir(parents=True)
     (env_log / "tool_logs").mkdir()
-    trace = {"steps": [], "low_level_steps": [], "task_description": "predict SalePrice",
+    trace = {"steps": [], "low_level_steps": [], "task_description": problem,
              "action_infos": {"List Files": {"name": "List Files", "description": "",
                                              "usage": {}, "return_value": "",
                                              "function": "list_files", "is_primitive": True}}}
     if args is not None:
-        trace["args"] = args
+        (root / "log").write_text(runner_log(args))
     for i, (name, a, obs, files) in enumerate(steps):
         trace["steps"].append({"action": {"name": name, "args": a}, "observation": obs,
                                "timestamp": 1_700_000_000.0 + i})
@@ -516,7 +539,9 @@ def test_a_trace_cannot_name_a_task_folder_shipped_in_its_log(tmp_path, monkeypa
 def test_a_trace_naming_a_suite_task_gets_the_suite_task_not_a_folder_beside_it(tmp_path, monkeypatch):
     from environments.task.suite import TASKS_DIR
 
-    log = make_log(tmp_path / "log", good_steps([1, 2, 3]), args={**ARGS, "task": "vectorization"})
+    problem = (TASKS_DIR / "vectorization" / "scripts" / "research_problem.txt").read_text()
+    log = make_log(tmp_path / "log", good_steps([1, 2, 3]), args={**ARGS, "task": "vectorization"},
+                   problem=problem)
     shipped_task(log).rename(log / "vectorization")  # ./vectorization, where the import runs
     monkeypatch.chdir(log)
     out = do_import(log, tmp_path / "runs")

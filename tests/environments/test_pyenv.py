@@ -270,7 +270,7 @@ def test_cli_refuses_a_missing_gpu_and_a_bad_device_in_one_line(tmp_path, monkey
     monkeypatch.delenv("LABCOAT_DEVICE", raising=False)
     bad = CliRunner().invoke(app, ["run", str(tmp_path), "--device", "gpu"])
     assert bad.exit_code == 2 and "give cpu, cuda or cuda:N" in bad.output
-    rel = CliRunner().invoke(app, ["baseline", str(tmp_path), "--python", "python3"])
+    rel = CliRunner().invoke(app, ["baseline", str(tmp_path), "--python", "bin/python3"])
     assert rel.exit_code == 2 and "absolute path" in rel.output
     if pyenv.gpu_indices():
         return

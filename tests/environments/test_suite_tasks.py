@@ -1,6 +1,9 @@
 """Every suite task passes the same checks: its folder's contract, its private data kept out of
-the workspace, a deterministic ``prepare.py``, and what ``labcoat check-task`` checks (the
-reference beats the baseline past the threshold, the anchors hold, the baseline is as recorded).
+the workspace, a deterministic ``prepare.py``, what ``labcoat check-task`` checks (the
+reference beats the baseline past the threshold, the anchors hold, the baseline is as recorded),
+and the three private splits of hidden consistent evaluation (declared with what each is, made
+of disjoint ids or seeds, fixed, scored by their own functions, out of the actor's reach). The
+split checks share this module's prepared copies, so one worker prepares a task once.
 
 One parametrised test per check, over ``environments.task.suite.suite_task_dirs()``: a new task is
 checked the moment its folder exists. What is really particular to one task (its data's
@@ -9,10 +12,16 @@ structure, its eval's gates) lives in ``test_tasks_<name>.py``.
 
 from __future__ import annotations
 
+import json
+import sys
+
 import pytest
 
 from environments.task.anchors import load_anchors
+from environments.task.sandboxing import code_mounts, sandbox_limits
+from environments.task.splits import MEMBERS, SPLITS, function_for
 from environments.task.suite import suite_task_dirs
+from sandbox import open_sandbox
 from tests import task_checks as th
 
 TASKS = [p.name for p in suite_task_dirs()]
@@ -95,3 +104,86 @@ def test_check_task(name):
     """``labcoat check-task``'s claims, through labcoat's own prepare/solve/score path, and the
     baseline as task.toml records it (``tests/task_checks.py``: measured once a session)."""
     th.assert_check_task(name)
+
+
+# ---- the private splits (environments/task/splits.py): declared, disjoint, fixed, out of reach
+
+# a task whose prepare takes 6-25 s is checked in the slow set (its folder test stays fast)
+PREPARED_FAST = [pytest.param(n, marks=[pytest.mark.slow] if n in SLOW_PREPARE else [])
+                 for n in TASKS]
+
+
+def split_members_of(spec) -> dict[str, list]:
+    """``split_members`` of each split, from a fresh import of the prepared eval.py."""
+    sys.path.insert(0, str(spec.scripts_dir))
+    try:
+        module = th.load_eval(spec)
+        return {s: json.loads(json.dumps(getattr(module, MEMBERS)(s))) for s in SPLITS}
+    finally:
+        sys.path.remove(str(spec.scripts_dir))
+
+
+def key(item) -> str:
+    return json.dumps(item, sort_keys=True)
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_the_task_declares_three_splits_and_scores_each(name):
+    spec = th.task_spec(name)
+    assert spec.split_names == SPLITS, f"{name}: declares {spec.split_names}"
+    for split in SPLITS:
+        assert spec.splits[split].about.strip(), f"{name}: [splits.{split}] says nothing of itself"
+    source = spec.eval_path.read_text()
+    two_phase = (spec.scripts_dir / "produce.py").is_file()
+    for split in SPLITS:
+        assert f"def {function_for(split, two_phase)}" in source
+    assert f"def {MEMBERS}" in source
+
+
+@pytest.mark.parametrize("name", PREPARED_FAST)
+def test_the_splits_are_disjoint_and_fixed(name, prepared_suite_task):
+    spec = prepared_suite_task(name)
+    found = split_members_of(spec)
+    for split, items in found.items():
+        assert items, f"{name}: the {split} split is empty"
+        assert len({key(i) for i in items}) == len(items), f"{name}: {split} repeats a member"
+    for a, b in (("search", "select"), ("search", "test"), ("select", "test")):
+        shared = {key(i) for i in found[a]} & {key(i) for i in found[b]}
+        assert not shared, f"{name}: {a} and {b} share {sorted(shared)[:5]}"
+    assert split_members_of(spec) == found, f"{name}: the splits change from one import to the next"
+    for split in SPLITS:
+        for rel in spec.splits[split].data:
+            assert (spec.scripts_dir / rel).exists(), f"{name}: {split}'s data {rel} is not there"
+            assert not (spec.env_dir / rel).exists(), f"{name}: {rel} is in the public env/"
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[] if n in FAST_DETERMINISM else
+                                               [pytest.mark.slow]) for n in TASKS if _has_prepare(n)])
+def test_a_second_prepare_makes_the_same_splits(name, prepared_suite_task, tmp_path):
+    """Fixed by the task's seed: another machine preparing the task gets the same splits."""
+    again = th.prepared_task(name, tmp_path / "cache")
+    first = prepared_suite_task(name)
+    assert split_members_of(again) == split_members_of(first)
+    for split in SPLITS:
+        for rel in first.splits[split].data:
+            a, b = first.scripts_dir / rel, again.scripts_dir / rel
+            if a.is_file():
+                assert a.read_bytes() == b.read_bytes(), f"{name}: {split}'s {rel} differs"
+
+
+@pytest.mark.parametrize("name", PREPARED_FAST)
+def test_the_split_data_is_not_readable_from_the_actors_sandbox(name, prepared_suite_task, tmp_path):
+    spec = prepared_suite_task(name)
+    paths = [spec.scripts_dir / rel for s in SPLITS for rel in spec.splits[s].data]
+    workspace = th.make_workspace(spec, tmp_path / "ws")
+    if paths:  # a split made of seeds in eval.py's code has no file to find (eval.py is probed)
+        th.assert_no_private_data_in(spec, workspace)
+    probe = ("import sys\nfor p in sys.argv[1:]:\n"
+             "    try:\n        open(p, 'rb').read(1); print('READ', p)\n"
+             "    except OSError as e:\n        print('no', p, type(e).__name__)\n")
+    guesses = [str(p) for p in paths] + [f"/task/scripts/{p.name}" for p in paths] + [
+        "/task/scripts/eval.py"]
+    with open_sandbox("local", workspace, sandbox_limits(spec), code_mounts()) as sb:
+        r = sb.exec([sb.python, "-c", probe, *guesses])
+    assert r.exit_code == 0, r.stderr
+    assert "READ" not in r.stdout, f"{name}: the actor's sandbox reads {r.stdout}"

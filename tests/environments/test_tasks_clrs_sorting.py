@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from tests import task_checks as th
 
@@ -35,3 +36,30 @@ def test_eval_rejects_an_incomplete_submission(prepared_suite_task, tmp_path):
     (ws / "submission.csv").write_text("example,item,successor\n0,0,1\n")
     result = th.score(task, ws)
     assert result.value is None and "lacks successors" in result.detail
+
+
+def _submission(ws, rows):
+    ws.mkdir()
+    lines = ["example,item,successor"] + [f"{e},{i},{s}" for e, i, s in rows]
+    (ws / "submission.csv").write_text("\n".join(lines) + "\n")
+    return ws
+
+
+def test_every_split_is_scored_on_its_own_rows(prepared_suite_task, tmp_path):
+    """Perfect pointers score 1 on each split; a submission with the test rows only scores test
+    and is refused on search (the search rows are its own, past the test ones)."""
+    task = prepared_suite_task(NAME)
+    ev = th.load_eval(task)
+    perfect, test_only = [], []
+    for split in ("test", "search", "select"):
+        examples, successor = ev._answers(split)
+        for e, row in zip(examples, successor):
+            rows = [(int(e), i, int(s)) for i, s in enumerate(row) if s >= 0]
+            perfect += rows
+            test_only += rows if split == "test" else []
+    ws = _submission(tmp_path / "perfect", perfect)
+    assert ev.get_score(ws) == ev.get_search_score(ws) == ev.get_select_score(ws) == 1.0
+    ws = _submission(tmp_path / "test-only", test_only)
+    assert ev.get_score(ws) == 1.0
+    with pytest.raises(ValueError, match="lacks successors for .* search items"):
+        ev.get_search_score(ws)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from collections import defaultdict
 
 from tests import task_checks as th
 
@@ -35,3 +36,31 @@ def test_corpus_has_negation_contrast_and_both_classes(prepared_suite_task):
     # a sentiment word is evidence for both classes, depending on its context
     with_good = [r["label"] for r in rows if " good " in f" {r['text']} "]
     assert 0.2 < with_good.count("0") / len(with_good) < 0.8
+
+
+def test_every_split_scores_its_own_reviews_in_the_same_direction(prepared_suite_task, tmp_path):
+    """test.csv holds the reviews of all three splits; each split's function scores its own (a
+    per-word vote learnt from train.csv beats calling every review positive on each), and test
+    is the 2,000 it always was."""
+    task = prepared_suite_task(NAME)
+    module = th.load_eval(task)
+    train, test = _rows(task.env_dir / "train.csv"), _rows(task.env_dir / "test.csv")
+    members = {s: set(module.split_members(s)) for s in ("search", "select", "test")}
+    assert members["test"] == set(range(4000, 6000))
+    assert {int(r["id"]) for r in test} == set().union(*members.values())
+    votes: dict[str, list[int]] = defaultdict(list)
+    for r in train:
+        for word in set(r["text"].split()):
+            votes[word].append(2 * int(r["label"]) - 1)
+    lean = {w: sum(v) / len(v) for w, v in votes.items()}
+    scores = {}
+    for guess in ("positive", "votes"):
+        ws = tmp_path / guess
+        ws.mkdir()
+        labels = [1 if guess == "positive" else
+                  int(sum(lean.get(w, 0.0) for w in set(r["text"].split())) > 0) for r in test]
+        (ws / "submission.csv").write_text(
+            "id,label\n" + "".join(f"{r['id']},{y}\n" for r, y in zip(test, labels)))
+        scores[guess] = [module.get_search_score(ws), module.get_select_score(ws),
+                         module.get_score(ws)]
+    assert all(v > p + 0.05 for v, p in zip(scores["votes"], scores["positive"])), scores

@@ -41,3 +41,28 @@ def test_eval_rejects_bad_labels(prepared_suite_task, tmp_path):
     )
     result = th.score(task, ws)
     assert result.value is None and "True or False" in result.detail
+
+
+def test_every_split_scores_its_own_groups_in_the_same_direction(prepared_suite_task, tmp_path):
+    """test.csv holds the passengers of all three splits, whole travel groups each; each split's
+    function scores its own (guessing from CryoSleep beats guessing by the majority on each),
+    and test is the 2,062 passengers it always was."""
+    task = prepared_suite_task(NAME)
+    module = th.load_eval(task)
+    test = _rows(task.env_dir / "test.csv")
+    members = {s: set(module.split_members(s)) for s in ("search", "select", "test")}
+    assert len(members["test"]) == 2062
+    assert {r["PassengerId"] for r in test} == set().union(*members.values())
+    groups = {s: {i.split("_")[0] for i in m} for s, m in members.items()}
+    assert not (groups["search"] & groups["select"] or groups["test"] & (groups["search"]
+                                                                            | groups["select"]))
+    scores = {}
+    for guess in ("majority", "cryosleep"):
+        ws = tmp_path / guess
+        ws.mkdir()
+        labels = [True if guess == "majority" else r["CryoSleep"] == "True" for r in test]
+        (ws / "submission.csv").write_text("PassengerId,Transported\n" + "".join(
+            f"{r['PassengerId']},{y}\n" for r, y in zip(test, labels)))
+        scores[guess] = [module.get_search_score(ws), module.get_select_score(ws),
+                         module.get_score(ws)]
+    assert all(c > m for c, m in zip(scores["cryosleep"], scores["majority"])), scores

@@ -101,6 +101,23 @@ def test_each_measured_call_gets_inputs_it_has_not_seen(name, prepared_suite_tas
         "an earlier call had: a memo in the submission answers them without the work")
 
 
+@pytest.mark.parametrize("name", TIMED)
+def test_each_private_split_measures_inputs_of_its_own(name, prepared_suite_task, tmp_path):
+    """One challenge, three splits (``split.txt`` beside produce.py, as the host writes it):
+    no split's measured calls are given inputs another split's calls had."""
+    spec = prepared_suite_task(name)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    filename, source = RECORDERS[name]
+    (ws / filename).write_text(source)
+    for split in ("search", "select", "test"):
+        here = produce_dir(spec.scripts_dir, tmp_path / f"produce-{split}", "5eed" * 8)
+        (here / "split.txt").write_text(split)
+        _produce(spec, here, ws, tmp_path / f"out-{split}")
+    seen = (ws / "seen.txt").read_text().split()
+    assert len(seen) >= 3 and len(set(seen)) == len(seen), seen
+
+
 MEMO = '''
 
 _memo = {}

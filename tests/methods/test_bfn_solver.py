@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
+from environments.task.splits import function_for
 from methods.bfn_solver.fd import frechet_distance
 from methods.bfn_solver.gmm import GMMOracle, digits_gmm
 from methods.bfn_solver.mlp import MLPDenoiser, train_eps_net
@@ -247,3 +249,41 @@ def test_task_ignoring_the_denoiser_fails(tmp_path):
     )
     result = th.score(spec, greedy)
     assert result.failure == "eval_error" and "more than 10" in result.detail, result
+
+
+def _split_scores(spec, ws: Path, tmp_path: Path, split: str, oracle_split: str | None = None) -> float:
+    """produce.py and eval.py in this process for ``split``, the oracle made for
+    ``oracle_split`` (default: the same split), as the host relays it."""
+    scripts = spec.scripts_dir
+    produce = th.load_module(scripts / "produce.py", f"bfn_produce_{split}")
+    ev = th.load_eval(spec)
+    here, out = tmp_path / f"here-{split}", tmp_path / f"out-{split}"
+    here.mkdir(parents=True)
+    (here / "split.txt").write_text(split)
+    answer = ev.make_oracle("challenge", oracle_split or split)
+    sys.modules.pop("sampler_submission", None)
+    produce.produce(ws, here, out, lambda op, **arrays: answer(op, arrays))
+    return getattr(ev, function_for(split, two_phase=True))(str(out))
+
+
+def test_task_splits_have_their_own_secret_transform():
+    spec = th.prepared_task("bfn-fast-sampling")
+    ev = th.load_eval(spec)
+    members = [ev.split_members(s) for s in ("search", "select", "test")]
+    assert all(members) and len({m for ms in members for m in ms}) == sum(map(len, members))
+    mu = np.random.default_rng(0).standard_normal((ev.N, ev.D))
+    answers = [ev.make_oracle("c", s)("denoise", {"mu": mu, "t": np.array(0.5)})["x_hat"]
+               for s in ("search", "select", "test")]
+    assert not np.allclose(answers[0], answers[1]) and not np.allclose(answers[0], answers[2])
+    assert np.allclose(answers[2], ev.make_oracle("c")("denoise", {"mu": mu, "t": np.array(0.5)})["x_hat"])
+
+
+@pytest.mark.slow
+def test_task_search_and_select_score_the_reference_as_test_does(tmp_path):
+    """Measured: reference 1.713 (search), 1.725 (select), 1.672 (test); env/ 6.45, 6.32, 6.28.
+    Samples drawn through another split's transform score far worse (the transform is secret)."""
+    spec = th.prepared_task("bfn-fast-sampling")
+    ws = th.make_workspace(spec, tmp_path / "ws", reference=True)
+    for split in ("search", "select"):
+        assert 1.4 < _split_scores(spec, ws, tmp_path, split) < 2.0
+    assert _split_scores(spec, ws, tmp_path / "x", "search", oracle_split="test") > 5 * spec.baseline

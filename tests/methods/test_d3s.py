@@ -195,3 +195,17 @@ def test_task_data_cannot_be_matched_to_the_bundled_digits():
     assert (nn_labels(X_test, bundled) == y_test).mean() < 0.3
     assert (nn_labels(np.sort(X_test, 1), np.sort(bundled, 1)) == y_test).mean() < 0.3
     assert X_train.shape == (1200, 64) and X_test.shape == (597, 64)
+
+
+def test_task_splits_carve_the_held_out_images(tmp_path):
+    """search, select and test are disjoint parts of the 597 held-out images, fixed by the seed
+    (test the larger half), and every split's scorer gates a folder without distilled.npz."""
+    prepare = th.load_module(TASK / "scripts" / "prepare.py", "dd_prepare")
+    parts = prepare.carve(597)
+    assert [len(parts[s]) for s in ("search", "select", "test")] == [149, 149, 299]
+    assert sorted(np.concatenate(list(parts.values())).tolist()) == list(range(597))
+    assert all((parts[s] == prepare.carve(597)[s]).all() for s in parts)
+    ev = th.load_module(TASK / "scripts" / "eval.py", "dd_eval")
+    assert not set(ev.SPLIT_STUDENT_SEEDS["search"]) & set(ev.SPLIT_STUDENT_SEEDS["test"])
+    for score in (ev.get_score, ev.get_search_score, ev.get_select_score):
+        assert score(str(tmp_path)) == ev.WORST

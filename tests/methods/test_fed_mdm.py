@@ -323,6 +323,23 @@ def test_task_shows_only_a_cohort_and_aggregates(task):
     assert held.shape[0] >= 1000  # scored against many more clients than the actor sees
 
 
+def test_task_search_and_select_score_like_test(task, tmp_path):
+    """search and select have their own partition() seeds and their own 2000 held-out clients,
+    scored like test: the baseline as on test (search 0.0093, select 0.0088; test 0.0088), the
+    reference well under half of it (search 0.0011; its fit is the slow part, so once). Both
+    phases agree on the seeds (produce.py cannot import eval.py)."""
+    produce = th.load_module(task.scripts_dir / "produce.py", "produce_federated_partition")
+    assert produce.SPLIT_SEEDS == th.load_eval(task).SPLIT_SEEDS
+
+    def value(split: str, reference: bool) -> float:
+        ws = th.make_workspace(task, tmp_path / f"{split}{reference}", reference=reference)
+        return th.produce_and_score(task, ws, tmp_path / f"out-{split}{reference}", split=split)
+
+    base = {split: value(split, False) for split in ("search", "select")}
+    assert all(0.007 < v < 0.011 for v in base.values()), base
+    assert 0 < value("search", True) < 0.5 * base["search"]
+
+
 def test_task_gate_rejects_reused_indices(task):
     ev = th.load_eval(task)
     assert isinstance(ev._check([[0, 1]] * 30, 1797, 0), str)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -209,3 +210,28 @@ def test_task_budget_gates(tmp_path):
     (tmp_path / "net.json").write_text(json.dumps(dict(base, steps=801)))
     with pytest.raises(lnlib.NetSpecError, match="steps"):
         lnlib.load_spec(tmp_path / "net.json")
+
+
+def test_task_splits_are_their_own_seeds(tmp_path):
+    """search, select and test are disjoint dataset seeds (test's unchanged); each split's
+    scorer gates a net over budget before it trains anything."""
+    task = ROOT / "environments" / "tasks" / "ln-net-capacity"
+    ev = th.load_module(task / "scripts" / "eval.py", "ln_eval")
+    seeds = {s: set(ev.split_members(s)) for s in ("search", "select", "test")}
+    assert seeds["test"] == {52_331, 52_337, 52_361, 52_363, 52_369}
+    assert not (seeds["search"] & seeds["select"] or (seeds["search"] | seeds["select"]) & seeds["test"])
+    shutil.copy(task / "env" / "lnlib.py", tmp_path)
+    base = json.loads((task / "env" / "net.json").read_text())
+    (tmp_path / "net.json").write_text(json.dumps(dict(base, steps=801)))
+    for score in (ev.get_score, ev.get_search_score, ev.get_select_score):
+        assert score(str(tmp_path)) == ev.WORST
+
+
+@pytest.mark.slow
+def test_task_reference_fits_every_split(tmp_path):
+    """The grouped-LN reference memorises the search and select datasets too, as it does test's."""
+    task = ROOT / "environments" / "tasks" / "ln-net-capacity"
+    ev = th.load_module(task / "scripts" / "eval.py", "ln_eval")
+    shutil.copy(task / "env" / "lnlib.py", tmp_path)
+    shutil.copy(task / "reference" / "net.json", tmp_path)
+    assert ev.get_search_score(str(tmp_path)) == ev.get_select_score(str(tmp_path)) == 1.0

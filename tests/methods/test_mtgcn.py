@@ -242,8 +242,27 @@ NAME = "mtgcn-heterophily"
 def test_task_workspace_graphs_hide_the_test_labels(tmp_path):
     spec = th.prepared_task(NAME)
     ev = th.load_eval(spec)
-    for i in range(ev.N_GRAPHS):
+    for i in range(ev.N_ALL):
         with np.load(spec.env_dir / "data" / f"graph{i}.npz") as f:
             assert (f["y"][f["test"]] == -1).all()
             assert (f["y"][f["train"] | f["val"]] >= 0).all()
             assert abs(edge_homophily(f["edges"], ev.graph(i).y) - ev.CSBM["homophily"]) < 0.03
+
+
+def test_task_splits_are_their_own_graphs(tmp_path):
+    """Each split scores the submissions of its own graphs only: one class everywhere scores
+    about a quarter on every split, and a missing file of a split's graph scores that split 0."""
+    spec = th.prepared_task(NAME)
+    ev = th.load_eval(spec)
+    members = {s: ev.split_members(s) for s in ("search", "select", "test")}
+    assert sorted(sum(members.values(), [])) == list(range(ev.N_ALL))
+    for i in range(ev.N_ALL):
+        with np.load(spec.env_dir / "data" / f"graph{i}.npz") as f:
+            nodes = np.flatnonzero(f["test"])
+        (tmp_path / f"submission_{i}.csv").write_text(
+            "node,class\n" + "".join(f"{v},0\n" for v in nodes))
+    for score in (ev.get_score, ev.get_search_score, ev.get_select_score):
+        assert 0.15 < score(str(tmp_path)) < 0.35
+    (tmp_path / f"submission_{members['search'][0]}.csv").unlink()
+    assert ev.get_search_score(str(tmp_path)) == 0.0
+    assert ev.get_score(str(tmp_path)) > 0.15 and ev.get_select_score(str(tmp_path)) > 0.15

@@ -254,3 +254,18 @@ def test_tool_errors_name_their_field(tmp_path):
 def test_task_reference_beats_baseline(tmp_path):
     _, base, _ = th.assert_check_task("offline-irl")  # a deterministic eval
     assert base > 0.0  # the baseline PIRLO is sound on all 30 private instances
+
+
+def test_task_search_and_select_score_like_test(tmp_path):
+    """search and select are 30 instances each of their own (seeds disjoint from test's), scored
+    like test: the baseline is sound on both (~0.62, as on test) and the reference certifies more
+    on search (~0.69; the reference's classify is the slow one, so once)."""
+    task = th.prepared_task("offline-irl")
+
+    def value(split: str, reference: bool) -> float:
+        ws = th.make_workspace(task, tmp_path / f"{split}{reference}", reference=reference)
+        return th.produce_and_score(task, ws, tmp_path / f"out-{split}{reference}", split=split)
+
+    base = {split: value(split, False) for split in ("search", "select")}
+    assert all(0.55 < v < 0.68 for v in base.values()), base
+    assert value("search", True) > base["search"] + 0.03

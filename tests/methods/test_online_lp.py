@@ -217,3 +217,19 @@ def test_task_policies_match_the_library():
 
     with pytest.raises(PolicyError):
         run_policy(too_big, base.decide, batch)
+
+
+@pytest.mark.slow
+def test_task_search_and_select_score_like_test(tmp_path):
+    """search and select are 24 instances each of their own (seeds disjoint from test's), scored
+    like test: the reference beats the tuned subgradient on search (86.3 vs 129.2; on test 87.8
+    vs 127.8) and scores select in the same range (90.6). ~30 s a scoring on one core."""
+    task = th.prepared_task("online-lp")
+
+    def value(split: str, reference: bool) -> float:
+        ws = th.make_workspace(task, tmp_path / f"{split}{reference}", reference=reference)
+        return th.produce_and_score(task, ws, tmp_path / f"out-{split}{reference}", split=split)
+
+    base, ref = value("search", False), value("search", True)
+    assert 60 < ref < 0.9 * base < 150, (base, ref)
+    assert 60 < value("select", True) < 110

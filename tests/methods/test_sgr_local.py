@@ -215,3 +215,27 @@ def test_task_data_cannot_be_looked_up_in_the_bundled_digits():
     for X, y in ((X_te, y_te), (X_tr, y_tr)):
         nearest = torch.cdist(torch.as_tensor(X, dtype=torch.float64), bundled).argmin(dim=1)
         assert float((torch.as_tensor(labels)[nearest] == torch.as_tensor(y)).double().mean()) < 0.3
+
+
+def test_task_splits_share_the_held_out_pool_in_thirds():
+    """digits cannot grow: search, select and test are disjoint thirds of the 540 held-out
+    images (fixed by the task's secret seed), each trained with its own seeds, the same table in
+    both phases (produce.py cannot import eval.py)."""
+    transform = _task_transform()
+    parts = [set(transform.heldout_index(split).tolist()) for split in transform.SPLITS]
+    assert [len(p) for p in parts] == [180] * 3 and set.union(*parts) == set(range(540))
+    assert transform.heldout_index("search").tolist() == sorted(parts[1])  # fixed, sorted
+    scripts = ROOT / "environments" / "tasks" / "local-learning" / "scripts"
+    seeds = [th.load_module(scripts / f"{name}.py", f"local_learning_{name}").SPLIT_SEEDS
+             for name in ("produce", "eval")]
+    assert seeds[0] == seeds[1] and len(set().union(*seeds[0].values())) == 9
+
+
+@pytest.mark.slow
+def test_task_search_scores_like_test(tmp_path):
+    """search (its own 180 images and seeds 3-5) scored like test: SGR beats plain local learning
+    by the task's threshold there too. ~2 min on one core."""
+    task = th.prepared_task("local-learning")
+    base, ref = (th.produce_and_score(task, th.make_workspace(task, tmp_path / f"ws{r}", reference=r),
+                                      tmp_path / f"out{r}", split="search") for r in (False, True))
+    assert 0 < ref < 0.8 * base < 20, (base, ref)

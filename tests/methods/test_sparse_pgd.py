@@ -241,3 +241,17 @@ def test_task_held_out_images_cannot_be_looked_up_in_the_bundled_copy():
     _, _, X_plain, y_plain = digits_split()
     assert knn.score(X_plain.reshape(len(X_plain), -1), y_plain) == 1.0
     assert knn.score(X_te.reshape(len(X_te), -1), y_te) < 0.4
+
+
+def test_task_splits_cut_the_held_out_digits():
+    """search 120, select 120, test 300: the 540 held-out images, stratified, fixed by a seed
+    (the digits cannot grow; task.toml's baseline was re-measured on the 300)."""
+    ev = th.load_module(TASK / "scripts" / "eval.py", "sparse_robustness_eval")
+    members = {s: ev.split_members(s) for s in ("search", "select", "test")}
+    assert {s: len(m) for s, m in members.items()} == {"search": 120, "select": 120, "test": 300}
+    assert sorted(sum(members.values(), [])) == list(range(540))
+    y = digits_split()[3]
+    for m in members.values():
+        assert np.bincount(y[m], minlength=10).min() >= 10  # every digit in every split
+    assert ev.split_members("test") == members["test"]
+    assert len(ev.split("search")[0]) == 120

@@ -71,3 +71,18 @@ def test_compression_runs_the_decoder_itself(tmp_path, reference):
                                  [TensorSpec(shape=(10_000, 96), dtype="float32")])
     z = torch.randint(0, 2, (10_000, 96)).float() * 2 - 1
     torch.testing.assert_close(graph(z), decoder(z), rtol=0, atol=0)
+
+
+def test_compression_splits_are_samples_of_their_own(tmp_path):
+    """search, select and test draw their samples from private seeds of their own: one decoder
+    scores about the same on each (one chunk here, not 50,000 samples), never exactly."""
+    ws = _workspace(tmp_path, "sparse-compression")
+    decoder = th.load_module(ws / "model.py", "sc_model_splits").Decoder()
+    torch.nn.init.zeros_(decoder.linear.weight)  # x_hat = 0: the MSE is E x^2 = 1 on any split
+    torch.save({"B": torch.randn(96, 96), "decoder": decoder.state_dict()}, ws / "model.pt")
+    _produce("sparse-compression", ws, tmp_path / "out")
+    ev = th.load_module(TASKS / "sparse-compression" / "scripts" / "eval.py", "sc_eval_splits")
+    ev.N_TEST = ev.CHUNK
+    scores = [f(str(tmp_path / "out")) for f in (ev.search_score, ev.select_score, ev.score)]
+    assert scores == pytest.approx([1.0] * 3, abs=0.03) and len(set(scores)) == 3
+    assert len({m for s in ("search", "select", "test") for m in ev.split_members(s)}) == 3

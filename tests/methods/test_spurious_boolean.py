@@ -209,3 +209,21 @@ def test_task_reference_beats_baseline(tmp_path):
     """eval.py on env/ and on env/ + reference/ (about 1 min of CPU)."""
     _, base, ref = th.assert_check_task("spurious-features")
     assert base - ref >= 0.25  # the absolute WGA bar
+
+
+def test_task_splits_train_and_test_on_runs_of_their_own(tmp_path):
+    """search and select are 5 runs each with seeds and permutations of their own; produce.py
+    trains on the split named by split.txt and that split's function scores it (200 steps)."""
+    task = th.prepared_task("spurious-features")
+    ev = th.load_eval(task)
+    members = [set(ev.split_members(s)) for s in ("search", "select", "test")]
+    assert all(len(m) == 5 for m in members) and len(set.union(*members)) == 15
+    for part in range(5):  # no seed of one kind is shared between runs of any split
+        assert len({m.split("/")[part] for ms in members for m in ms}) == 15
+    ws = th.make_workspace(task, tmp_path / "ws")
+    src = (ws / "train.py").read_text()
+    (ws / "train.py").write_text(src.replace("STEPS, BATCH, LR = 8000,", "STEPS, BATCH, LR = 200,"))
+    for split in ("search", "select"):
+        sys.modules.pop("train_submission", None)
+        error = th.produce_and_score(task, ws, tmp_path / f"out-{split}", split=split)
+        assert 0.0 <= error <= 1.0

@@ -244,3 +244,30 @@ def test_task_rejects_a_bad_config(problem32):
     bad.CONFIG = {**bad.CONFIG, "optimizer": "lbfgs"}
     with pytest.raises(FamilyError):
         run_family_module(bad, problem32, mc_seed=0, cap=10)
+
+
+def test_task_splits_are_problems_of_their_own():
+    """search and select: 5 (problem seed, Monte Carlo seed) pairs each, none shared with test's
+    or the public dev seeds."""
+    ev = th.load_module(TASK / "scripts" / "eval.py", "sb_eval_splits")
+    pairs = [pair for split in ("search", "select", "test") for pair in ev.SPLITS[split]]
+    assert ev.SPLITS["test"] == ev.PRIVATE and len(pairs) == 15
+    dev = set(th.load_module(TASK / "env" / "problem.py", "sb_env_problem").DEV_SEEDS)
+    for seeds in zip(*pairs, strict=True):
+        assert len(set(seeds)) == 15 and not set(seeds) & dev
+    assert sorted(ev.split_members("search")) == sorted(f"{p}/{m}" for p, m in ev.SPLITS["search"])
+
+
+@pytest.mark.slow
+def test_task_reference_solves_the_search_and_select_problems():
+    """The reference solves a search and a select problem as it does test's (600-900 its)."""
+    from methods.structured_bbvi.interface import run_family_module
+    from methods.structured_bbvi.problem import make_problem
+
+    ev = th.load_module(TASK / "scripts" / "eval.py", "sb_eval_splits")
+    ref = th.load_module(TASK / "reference" / "family.py", "sb_ref_family_splits")
+    for split in ("search", "select"):
+        problem_seed, mc_seed = ev.SPLITS[split][0]
+        problem = make_problem(ev.N, ev.D_GLOBAL, ev.D_LOCAL, ev.OBS_PER_GROUP, problem_seed=problem_seed)
+        result, _ = run_family_module(ref, problem, mc_seed)
+        assert result.iters_to_eps is not None and result.iters_to_eps <= 2000, split

@@ -183,3 +183,21 @@ def quick_eval(tmp_path, monkeypatch):
             return th.produce_and_score(task, Path(folder), tmp_path / f"out{next(outs)}", quick)
 
     return task, Quick
+
+
+def test_each_private_split_scores_on_its_own_mdps(tmp_path, monkeypatch):
+    """search and select are 5 MDPs each of their own (seeds disjoint from test's), scored like
+    test: the reference beats plain Q-learning on every split (short stream)."""
+    task = th.prepared_task(NAME)
+    ev = th.load_eval(task)
+    members = {s: set(ev.split_members(s)) for s in ("search", "select", "test")}
+    assert all(len(m) == 5 for m in members.values())
+    assert not (members["search"] & members["select"] or members["test"] & (members["search"] | members["select"]))
+    quick = {"produce": {"STEPS": 2000, "RUNS": 2}, "eval": {"RUNS": 2}}
+    for split in ("search", "select"):
+        scores = []
+        for reference in (False, True):
+            monkeypatch.delitem(sys.modules, "estimator", raising=False)
+            ws = th.make_workspace(task, tmp_path / f"{split}{reference}", reference=reference)
+            scores.append(th.produce_and_score(task, ws, tmp_path / f"out-{split}{reference}", quick, split))
+        assert np.isfinite(scores).all() and scores[1] < scores[0], (split, scores)

@@ -32,15 +32,18 @@ def test_tasks_at_80_columns_keep_every_name_whole(at80):
     names = [t["name"] for t in json.loads(at80.invoke(app, ["tasks", "--json"]).output)]
     for name in names:
         assert any(line.split()[:1] == [name] for line in result.output.splitlines()), name
-    assert "--wide adds: tools, summary" in " ".join(result.output.split())
+    assert "--wide adds: splits, tools, summary" in " ".join(result.output.split())
     wide = at80.invoke(app, ["tasks", "--wide"]).output
     assert "summary" in wide.splitlines()[2]
 
 
-def test_tasks_json_is_unchanged(at80):
+def test_tasks_json_keeps_its_fields_and_lists_the_splits(at80):
     rows = json.loads(at80.invoke(app, ["tasks", "--json"]).output)
     assert set(rows[0]) == {"name", "kind", "metric", "direction", "baseline", "threshold",
-                            "tools", "summary", "path"}
+                            "tools", "summary", "path", "splits", "validation_budget"}
+    for row in rows:  # every suite task: search, select and test, each saying what it is
+        assert list(row["splits"]) == ["search", "select", "test"], row["name"]
+        assert all(s["about"] for s in row["splits"].values()), row["name"]
 
 
 def test_report_at_80_columns(at80, tmp_path):

@@ -90,7 +90,8 @@ def test_the_table_shows_every_node_and_marks_the_best(tree_run, at80):
     assert rows["2"][:5] == ["2", "1", "debug", "ok", "50"]
     assert rows["3"][:7] == ["3", "2", "improve", "ok", "70", "(printed)", "★"]
     assert [r for r in rows.values() if "★" in r] == [rows["3"]]  # one best
-    assert lines[-1] == "best: node 3 (improve, total 70 (printed)) · script train.py"
+    assert lines[-2] == "best: node 3 (improve, total 70 (printed)) · script train.py"
+    assert lines[-1].startswith("ledger: ")  # labcoat verify's verdict, in one line
     assert "--wide adds: seconds" in res.output
 
 

@@ -83,6 +83,19 @@ class Group(TyperGroup):
             label_params(command.get_params(ctx), ctx)
         return command
 
+    def invoke(self, ctx):
+        """An MLAgentBench flag (``--llm-name``) is answered with labcoat's, not with click's
+        nearest spelling (``tui/cli/mlab_flags.py``)."""
+        from tui.cli.mlab_flags import hint
+
+        try:
+            return super().invoke(ctx)
+        except Exception as err:  # by name: typer vendors its own click (NoSuchOption is its)
+            said = hint(err.option_name) if type(err).__name__ == "NoSuchOption" else None
+            if said is None:
+                raise
+            raise type(err)(err.option_name, message=f"No such option: {said}", ctx=err.ctx) from None
+
 
 SANDBOX_OPT = typer.Option(
     "auto", "--sandbox", metavar="BACKEND",
@@ -135,8 +148,10 @@ def use_runtime(python: str | None, device: str | None) -> None:
 
     from environments.task.sandboxing import DEVICE_ENV, PYTHON_ENV
     from sandbox.pyenv import PyEnvError, check_device
+    from tui.cli import mlab_flags
 
     if device is not None:
+        device = mlab_flags.device(device)  # MLAgentBench's --device 0 is cuda:0
         if not re.fullmatch(r"cpu|cuda(:[0-9]+)?", device):
             fail(f"--device {device}: give cpu, cuda or cuda:N")
         try:
@@ -144,6 +159,8 @@ def use_runtime(python: str | None, device: str | None) -> None:
         except PyEnvError as err:
             fail(str(err))
         os.environ[DEVICE_ENV] = device
+    if python is not None:
+        python = mlab_flags.python(python)  # MLAgentBench's --python python: the sandbox's own
     if python is not None:
         if not python.startswith("/"):
             fail(f"--python {python}: give the interpreter's absolute path")

@@ -19,6 +19,7 @@ from tui.cli import run as run_cmd
 from tui.cli import sandbox as sandbox_cmd
 from tui.cli import scoring as scoring_cmd
 from tui.cli import uplift as uplift_cmd
+from tui.cli import verify as verify_cmd
 from tui.cli.common import (
     JSON_OPT,
     WIDE_OPT,
@@ -85,6 +86,7 @@ uplift_cmd.register(app)
 tui_cmd.register(app)
 import_cmd.register(app)
 export_cmd.register(app)
+verify_cmd.register(app)
 
 
 @app.command("tasks")
@@ -98,17 +100,22 @@ def tasks_cmd(as_json: bool = JSON_OPT, wide: bool = WIDE_OPT) -> None:
         "name": t.name, "kind": t.kind, "metric": t.metric, "direction": t.direction,
         "baseline": known_baseline(t), "threshold": t.success_threshold, "tools": t.tools,
         "summary": t.summary, "path": str(t.root),
+        # the private splits (environments/task/splits.py): what each is made of
+        "splits": {n: {"about": t.splits[n].about if n in t.splits else "what eval.py scores",
+                       "data": t.splits[n].data if n in t.splits else []}
+                   for n in t.split_names},
+        "validation_budget": t.validation_budget,
     } for t in tasks]
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
     cols = [Col("name", key=True), Col("kind"), Col("metric"), Col("baseline", justify="right"),
-            Col("tools", extra=True), Col("summary", extra=True)]
+            Col("splits", extra=True), Col("tools", extra=True), Col("summary", extra=True)]
     cells = []
     for r in rows:
         arrow = "↑" if r["direction"] == "higher" else "↓"
         base = "measure" if r["baseline"] is None else num(r["baseline"])
-        cells.append([r["name"], r["kind"], f"{r['metric']} {arrow}", base,
+        cells.append([r["name"], r["kind"], f"{r['metric']} {arrow}", base, " ".join(r["splits"]),
                       ", ".join(r["tools"]) or "—", r["summary"]])
     print_table(f"{len(rows)} tasks", cols, cells, wide=wide)
 

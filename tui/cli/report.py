@@ -341,6 +341,8 @@ def family_report(run_dir: Path, *, as_json: bool, markdown: bool, diff: bool, w
 
 def tree_report(run_dir: Path, *, as_json: bool, markdown: bool, wide: bool) -> None:
     """``labcoat report tree RUN_DIR``: every node of a tree run, the best marked."""
+    from environments.reports import dump
+    from environments.reports.verify import verify_run
     from tui.cli.tree_report import (
         TreeReportError,
         footer,
@@ -350,17 +352,20 @@ def tree_report(run_dir: Path, *, as_json: bool, markdown: bool, wide: bool) -> 
         tree_columns,
         tree_markdown,
     )
+    from tui.cli.verify import print_ledger
 
     try:
         report = load_tree_report(run_dir)
     except TreeReportError as err:
         fail(str(err))
         raise  # unreachable: fail() exits
+    verdict = verify_run(run_dir)  # which split chose the best node is the ledger's to show
     if as_json:
-        typer.echo(report.model_dump_json(indent=2))
+        typer.echo(dump({**report.model_dump(), "ledger": verdict.model_dump()}))
     elif markdown:
         echo(tree_markdown(report), nl=False)
     else:
         print_table(header(report), tree_columns(report),
                     rich_cells(report, None if wide else console.width), wide=wide)
         console.print(safe_text(footer(report)), highlight=False)
+        print_ledger(verdict)

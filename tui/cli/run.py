@@ -87,7 +87,8 @@ def check_actions(config: ActorConfig, task: str) -> None:
         fail(str(err))
 
 
-PANELS = {"actor": "Actor", "context": "Agent context", "tree": "Tree agent (--agent tree)", "budgets": "Budgets"}
+PANELS = {"actor": "Actor", "context": "Agent context", "tree": "Tree agent (--agent tree)",
+          "pool": "Research pool (--agent pool)", "budgets": "Budgets"}
 
 
 def _given(ctx: typer.Context | None, name: str) -> bool:
@@ -108,6 +109,8 @@ def run_cmd(
                                         "options given replace what it stored"),
     at: Optional[int] = typer.Option(None, "--at", help="with --fork: the step to continue from "
                                      "(0 = before the first step)"),
+    node: Optional[int] = typer.Option(None, "--node", help="with --fork, instead of --at: a "
+                                       "pool run's node (the step that recorded it)"),
     score: bool = typer.Option(True, "--score/--no-score", help="score the run when it ends"),
     python: Optional[str] = PYTHON_OPT,
     device: Optional[str] = DEVICE_OPT,
@@ -130,11 +133,17 @@ def run_cmd(
     pass_env(allow_env)
     if fork is not None and (resume is not None or task is not None):
         fail("--fork starts a new run from another: give no TASK and no --resume with it")
-    if (fork is None) != (at is None):
-        fail("--fork RUN_DIR and --at K go together")
+    if node is not None and (fork is None or at is not None):
+        fail("--node ID goes with --fork RUN_DIR, instead of --at K")
+    if (fork is None) != (at is None and node is None):
+        fail("--fork RUN_DIR and --at K go together (or --node ID: a pool run's node)")
     try:  # one call of the session begins the run, whichever way it begins
         if fork is not None:
             parent = RunDir.open(fork)
+            if node is not None:  # a pool node: the step whose snapshot it is
+                from agent.pool.records import step_of_node
+
+                at = step_of_node(parent.steps(), node)
             config, budgets = fork_config(parent, options or {})
             given = {name for name in ("sandbox", "runs_dir") if _given(ctx, name)}
             begun = session.fork(parent, at, config, budgets, runs_dir if "runs_dir" in given else None,

@@ -23,6 +23,7 @@ from tui.cli.common import (
     print_score,
     use_runtime,
 )
+from tui.cli.verify import print_ledger
 from tui.terminal_text import safe_line, safe_text
 
 
@@ -56,6 +57,7 @@ def score_cmd(
     """
     from agent import session
     from environments.record.runs import RunDir
+    from environments.reports.verify import verify_run
     from environments.task.sandboxing import current_runtime, runtime_note
     from environments.task.spec import TaskError
 
@@ -100,20 +102,24 @@ def score_cmd(
             skip(str(err))
             failed += 1
             continue
+        verdict = verify_run(run.path)  # the test-exposure ledger's verdict, beside the score
         if all_steps:  # the curve (scores.json); the run's result (score.json) apart
             curve, result = list({s.step: s for s in scores}.values()), scores[-1]  # one a step
             out.append({"run_dir": str(d), "steps": [s.model_dump() for s in curve],
-                        "result": result.model_dump()})
+                        "result": result.model_dump(), "ledger": verdict.model_dump()})
             if not as_json:
-                console.print(safe_line((run.meta.run_id, "bold"), f" ({plural(len(curve), 'step')} scored; "
+                console.print(safe_line((run.meta.run_id, "bold"), f" ({plural(len(curve), 'step')} scored on test, post "
+                                        "hoc: a curve for analysis, never seen by the search; "
                                         f"the run's result, step {result.step} scored alone:)"))
                 print_score(result)
+                print_ledger(verdict)
             continue
         [s] = scores
-        out.append({"run_dir": str(d), **s.model_dump()})
+        out.append({"run_dir": str(d), **s.model_dump(), "ledger": verdict.model_dump()})
         if not as_json:
             console.print(safe_line((run.meta.run_id, "bold"), f" step {s.step}"))
             print_score(s)
+            print_ledger(verdict)
     if as_json:
         typer.echo(json.dumps(out, indent=2))
     if failed:
@@ -131,7 +137,9 @@ def _runs_named(paths: list[Path]) -> list[tuple[Path, bool]]:
             continue
         runs = find_run_dirs(path)
         if not runs:
-            fail(f"{path}: neither a run (no run.json) nor a folder holding runs")
+            from tui.cli.importing import mlab_hint
+
+            fail(f"{path}: neither a run (no run.json) nor a folder holding runs{mlab_hint(path)}")
         found += [(run, True) for run in runs]
     return found
 

@@ -21,9 +21,10 @@ from textual.widgets import Button, Collapsible, Input, Label, Select, Static, S
 from agent.config import ActorConfig, Budgets, Option, build, options
 
 GROUPS = {"actor": "Actor", "context": "Agent context", "tree": "Tree agent (agent: tree)",
+          "pool": "Research pool (agent: pool)",
           "budgets": "Budgets (blank: the task's)"}
 #: groups folded away at first: settings of one agent or of its context, rarely changed
-FOLDED = {"context", "tree"}
+FOLDED = {"context", "tree", "pool"}
 #: not an agent the form can start (the person drives human runs from the Tasks screen)
 NOT_OFFERED = {"human"}
 

@@ -2,8 +2,10 @@
 
 ``submission.csv`` has a header ``example,item,successor`` and one row per real item of every
 test set. The score is the fraction of items whose successor is right (pooled over the test
-sizes). This never runs the workspace's code. A missing submission raises
-``FileNotFoundError``; a malformed or incomplete one ``ValueError``.
+sizes). test.npz also holds the private search and select sets (rows after the test ones,
+task.toml [splits]); ``get_search_score`` / ``get_select_score`` score those the same way, and
+each split needs all its rows in the submission. This never runs the workspace's code. A
+missing submission raises ``FileNotFoundError``; a malformed or incomplete one ``ValueError``.
 """
 
 from __future__ import annotations
@@ -14,11 +16,40 @@ from pathlib import Path
 
 import numpy as np
 
-ANSWERS = Path(__file__).resolve().parent / "answers.npz"
+HERE = Path(__file__).resolve().parent
+ANSWERS = HERE / "answers.npz"  # the test split: rows 0..T-1 of test.npz
+SPLIT_ANSWERS = {"search": HERE / "search_answers.npz", "select": HERE / "select_answers.npz"}
+
+
+def _answers(split: str) -> tuple[np.ndarray, np.ndarray]:
+    """(the test.npz rows of ``split``, their successors)."""
+    if split == "test":
+        successor = np.load(ANSWERS)["successor"]
+        return np.arange(len(successor)), successor
+    with np.load(SPLIT_ANSWERS[split]) as z:
+        return z["example"], z["successor"]
+
+
+def split_members(split: str) -> list[int]:
+    """The test.npz rows (``example`` ids) ``split`` is made of."""
+    return [int(e) for e in _answers(split)[0]]
 
 
 def get_score(submission_folder: str = ".") -> float:
-    successor = np.load(ANSWERS)["successor"]
+    return split_score(submission_folder, "test")
+
+
+def get_search_score(submission_folder: str = ".") -> float:
+    return split_score(submission_folder, "search")
+
+
+def get_select_score(submission_folder: str = ".") -> float:
+    return split_score(submission_folder, "select")
+
+
+def split_score(submission_folder: str, split: str) -> float:
+    examples, successor = _answers(split)
+    row_of = {int(e): r for r, e in enumerate(examples)}
     path = Path(submission_folder) / "submission.csv"
     if not path.exists():
         raise FileNotFoundError("submission.csv not found; run train.py to write it")
@@ -32,12 +63,12 @@ def get_score(submission_folder: str = ".") -> float:
                 e, i, s = (int(float(row[c])) for c in ("example", "item", "successor"))
             except (TypeError, ValueError) as err:
                 raise ValueError(f"submission.csv: unreadable row {row}") from err
-            if 0 <= e < successor.shape[0] and 0 <= i < successor.shape[1]:
-                predicted[e, i] = s
+            if e in row_of and 0 <= i < successor.shape[1]:
+                predicted[row_of[e], i] = s
     real = successor >= 0
     missing = int((predicted[real] == -2).sum())
     if missing:
-        raise ValueError(f"submission.csv lacks successors for {missing} test items")
+        raise ValueError(f"submission.csv lacks successors for {missing} {split} items")
     sizes = real.sum(1)
     for n in np.unique(sizes):
         rows = sizes == n

@@ -4,8 +4,13 @@ sklearn ships the digits, test images included, so the split is made unmatchable
 (train and test alike) gets the same secret pixel permutation, a per-pixel gain in [0.75, 1.25]
 and offset in [−0.15, 0.15] (so that sorting an image's pixels does not undo the permutation),
 and N(0, 0.03²) noise. The
-1200 training images (with labels) and the teachers trained on them go to ../env/; the 597 test
-images stay here, next to eval.py. Offline and deterministic.
+1200 training images (with labels) and the teachers trained on them go to ../env/; the 597
+held-out images stay here, next to eval.py, carved by a seeded permutation into the three
+private splits (task.toml [splits]): 149 for search, 149 for select and the other 299 for test,
+in private_{search,select,test}.npz with their ``ids`` (positions among the 597). The digits
+cannot grow, so the test split is half of what it was (task.toml's baseline and the anchors
+re-measured, anchors v2).
+Offline and deterministic.
 """
 
 from pathlib import Path
@@ -19,6 +24,7 @@ from methods.d3s.models import train_teacher
 TRANSFORM_SEED = 52_711
 NOISE = 0.03
 TEACHER_SEEDS = (0, 10, 11)
+SPLIT_SEED = 38_038
 
 
 def transformed_split() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -38,6 +44,15 @@ def transformed_split() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
             split.y_test.numpy())
 
 
+def carve(n_held_out: int) -> dict[str, np.ndarray]:
+    """The held-out positions of each split (sorted): a seeded permutation whose first quarter
+    is search, second select, and the rest (half) test."""
+    order = np.random.default_rng(SPLIT_SEED).permutation(n_held_out)
+    q = n_held_out // 4
+    return {"search": np.sort(order[:q]), "select": np.sort(order[q:2 * q]),
+            "test": np.sort(order[2 * q:])}
+
+
 def main() -> None:
     torch.set_num_threads(1)
     here = Path(__file__).resolve().parent
@@ -45,13 +60,14 @@ def main() -> None:
     X_train, y_train, X_test, y_test = transformed_split()
     (env / "data").mkdir(parents=True, exist_ok=True)
     np.savez(env / "data" / "train.npz", X_train=X_train, y_train=y_train)
-    np.savez(here / "private_test.npz", X_test=X_test, y_test=y_test)
+    for name, ids in carve(len(X_test)).items():
+        np.savez(here / f"private_{name}.npz", X_test=X_test[ids], y_test=y_test[ids], ids=ids)
     (env / "teachers").mkdir(exist_ok=True)
     X, y = torch.from_numpy(X_train), torch.from_numpy(y_train)
     for seed in TEACHER_SEEDS:
         net = train_teacher(X, y, seed, bn=True)
         torch.save(net.state_dict(), env / "teachers" / f"teacher_s{seed}.pt")
-    print("wrote env/data/train.npz, env/teachers/*.pt and scripts/private_test.npz")
+    print("wrote env/data/train.npz, env/teachers/*.pt, scripts/private_{search,select,test}.npz")
 
 
 if __name__ == "__main__":

@@ -6,10 +6,17 @@ transform before the split: a random shift of up to one pixel, a random contrast
 noise, and one fixed permutation of the 64 pixel positions (the same for every image, so a model
 can still learn, but a bundled image no longer lines up with its transformed copy).
 
+scikit-learn's 1,797 images are all there is, so the three private splits
+(environments/task/splits.py) share the 700 held-out images: ``test`` 350, ``search`` 175,
+``select`` 175, drawn by the seed. Their ids are one seeded shuffle of 0-699 over the whole pool,
+so neither an id nor a row's place in test.csv says which split it is in.
+
 Writes (current directory = the task copy's ``scripts/``):
-  ../env/train.csv   label,p0..p63       (the actor's training data)
-  ../env/test.csv    id,p0..p63          (test images, no labels)
-  test_labels.csv    id,label            (private; read by eval.py)
+  ../env/train.csv    label,p0..p63       (the actor's training data)
+  ../env/test.csv     id,p0..p63          (the 700 held-out images, by id, no labels)
+  test_labels.csv     id,label            (private, test; read by eval.py)
+  search_labels.csv   id,label            (private, search)
+  select_labels.csv   id,label            (private, select)
 """
 
 from __future__ import annotations
@@ -20,7 +27,10 @@ import numpy as np
 from sklearn.datasets import load_digits
 
 SEED = 80_613_947  # secret: fixes the transform and the split
-N_TEST = 700
+N_HELD_OUT = 700
+SPLIT_SIZES = {"test": 350, "search": 175, "select": 175}  # of the held-out images
+LABELS = {"test": "test_labels.csv", "search": "search_labels.csv",
+          "select": "select_labels.csv"}
 NOISE_STD = 1.5
 HERE = Path(__file__).resolve().parent
 ENV = HERE.parent / "env"
@@ -53,21 +63,28 @@ def main() -> None:
     x = transform(digits.images.astype(np.float64), rng)
     y = digits.target.astype(int)
     order = rng.permutation(len(y))
-    test_idx, train_idx = order[:N_TEST], order[N_TEST:]
+    held_out, train_idx = order[:N_HELD_OUT], order[N_HELD_OUT:]
+    ids = rng.permutation(N_HELD_OUT)  # ids[k]: the id of the image held_out[k]
 
     ENV.mkdir(parents=True, exist_ok=True)
     pixel_cols = ",".join(f"p{i}" for i in range(64))
     train = np.column_stack([y[train_idx], x[train_idx]])
     np.savetxt(ENV / "train.csv", train, delimiter=",", header="label," + pixel_cols,
                comments="", fmt=["%d"] + ["%.2f"] * 64)
-    ids = np.arange(len(test_idx))
-    test = np.column_stack([ids, x[test_idx]])
+    by_id = np.argsort(ids)
+    test = np.column_stack([ids[by_id], x[held_out[by_id]]])
     np.savetxt(ENV / "test.csv", test, delimiter=",", header="id," + pixel_cols,
                comments="", fmt=["%d"] + ["%.2f"] * 64)
-    labels = np.column_stack([ids, y[test_idx]])
-    np.savetxt(HERE / "test_labels.csv", labels, delimiter=",", header="id,label",
-               comments="", fmt="%d")
-    print(f"digits: {len(train_idx)} train, {len(test_idx)} test images written to {ENV}")
+    start = 0
+    for split, size in SPLIT_SIZES.items():
+        part = np.arange(start, start + size)  # places in held_out, written by id
+        part = part[np.argsort(ids[part])]
+        labels = np.column_stack([ids[part], y[held_out[part]]])
+        np.savetxt(HERE / LABELS[split], labels, delimiter=",", header="id,label",
+                   comments="", fmt="%d")
+        start += size
+    print(f"digits: {len(train_idx)} train and {N_HELD_OUT} held-out images "
+          f"({', '.join(f'{s} {n}' for s, n in SPLIT_SIZES.items())}) written to {ENV}")
 
 
 if __name__ == "__main__":

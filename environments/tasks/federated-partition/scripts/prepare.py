@@ -5,12 +5,14 @@ The hidden population is an MDM that differs from the fed_mdm tool's built-in tr
 seed, alphas jittered, and client size linked to the component (the near-IID clients are
 larger). The actor sees what a federated server could: a cohort of 150 clients' label counts
 and population aggregates (totals, size histogram, mean proportions). The 2000 clients that
-score a submission are private (held-out, next to this script).
+score a submission are private (held-out, next to this script): one set of 2000 per private split
+(search, select, test; environments/task/splits.py), test's the set scored before the splits.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,10 +23,12 @@ from methods.fed_mdm.synthetic import sample_clients
 PRIVATE_SEED = 80_512
 N_POPULATION = 20_000
 N_COHORT = 150
-N_HELDOUT = 2_000
+N_HELDOUT = 2_000  # per split (eval.py's split_members numbers them)
 SIZE_EDGES = [1, 10, 20, 30, 40, 60, 80, 101]
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from eval import heldout_file  # noqa: E402
 
 
 def hidden_mdm(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -60,8 +64,14 @@ def main() -> None:
         "mean_squared_proportions": np.round((props**2).mean(axis=0), 6).tolist(),
     }
     (data / "aggregates.json").write_text(json.dumps(aggregates, indent=1))
-    np.save(HERE / "heldout_counts.npy", heldout.astype(np.int64))
-    print(f"prepared: cohort {cohort.shape}, held-out {heldout.shape}, aggregates over {len(rest)} clients")
+    np.save(HERE / heldout_file("test"), heldout.astype(np.int64))
+    # search's and select's held-out clients: drawn after the population from the same hidden MDM
+    # (so test's clients and the aggregates are as before), outside the aggregates like test's
+    extra, _ = sample_clients(phi, alphas, 2 * N_HELDOUT, rng, ranges)
+    for k, split in enumerate(("search", "select")):
+        np.save(HERE / heldout_file(split), extra[k * N_HELDOUT:(k + 1) * N_HELDOUT].astype(np.int64))
+    print(f"prepared: cohort {cohort.shape}, held-out {heldout.shape} per split, "
+          f"aggregates over {len(rest)} clients")
 
 
 if __name__ == "__main__":

@@ -4,11 +4,18 @@ Each house has numeric and categorical attributes, some of them missing, and a s
 depends on them through a log-linear model with non-linear terms (quality, size, age),
 neighbourhood premiums, interactions, and multiplicative noise.
 
+The private houses fall in three splits (environments/task/splits.py): ``test``, the 800 houses
+the task has always scored (Ids 1201-2000), and ``search`` and ``select``, 400 houses each drawn
+from the same market after everything else (Ids 2001-2800, the two interleaved by a seeded draw),
+so the train and test houses, and the recorded baseline, are those of the task before the splits.
+
 Writes (current directory = the task copy's ``scripts/``):
   ../env/train.csv              Id, features..., SalePrice
-  ../env/test.csv               Id, features...            (no prices)
+  ../env/test.csv               Id, features...            (no prices; all three splits' houses)
   ../env/data_description.txt   what each column means
-  answers.csv                   Id,SalePrice               (private; read by eval.py)
+  answers.csv                   Id,SalePrice               (private, test; read by eval.py)
+  search_answers.csv            Id,SalePrice               (private, search)
+  select_answers.csv            Id,SalePrice               (private, select)
 """
 
 from __future__ import annotations
@@ -20,6 +27,9 @@ import numpy as np
 
 SEED = 31_415
 N_TRAIN, N_TEST = 1200, 800
+N_SEARCH = N_SELECT = 400
+ANSWERS = {"test": "answers.csv", "search": "search_answers.csv",
+           "select": "select_answers.csv"}
 HERE = Path(__file__).resolve().parent
 ENV = HERE.parent / "env"
 
@@ -151,20 +161,29 @@ def write(path: Path, header: list[str], rows: list[list]) -> None:
 def main() -> None:
     rng = np.random.default_rng(SEED)
     rows, price = generate(rng, N_TRAIN + N_TEST)
+    # the search and select houses come last from the same generator: the houses above are
+    # byte for byte those of the task before it had splits
+    more_rows, more_price = generate(rng, N_SEARCH + N_SELECT)
+    rows, price = rows + more_rows, np.concatenate([price, more_price])
+    held_out = N_TRAIN + N_TEST + rng.permutation(N_SEARCH + N_SELECT)
+    splits = {"test": range(N_TRAIN, N_TRAIN + N_TEST),
+              "search": sorted(held_out[:N_SEARCH]), "select": sorted(held_out[N_SEARCH:])}
     ids = np.arange(1, len(rows) + 1)
     features = [name for name, _ in COLUMNS]
     ENV.mkdir(parents=True, exist_ok=True)
     write(ENV / "train.csv", ["Id", *features, "SalePrice"],
           [[ids[i], *(rows[i][f] for f in features), int(price[i])] for i in range(N_TRAIN)])
-    test = range(N_TRAIN, len(rows))
     write(ENV / "test.csv", ["Id", *features], [[ids[i], *(rows[i][f] for f in features)]
-                                                for i in test])
-    write(HERE / "answers.csv", ["Id", "SalePrice"], [[ids[i], int(price[i])] for i in test])
+                                                for i in range(N_TRAIN, len(rows))])
+    for split, members in splits.items():
+        write(HERE / ANSWERS[split], ["Id", "SalePrice"],
+              [[ids[i], int(price[i])] for i in members])
     lines = ["Columns of train.csv and test.csv (an empty cell is a missing value).", "",
              "Id: row identifier", *(f"{name}: {text}" for name, text in COLUMNS),
              "SalePrice: sale price in dollars (train.csv only; the target)"]
     (ENV / "data_description.txt").write_text("\n".join(lines) + "\n")
-    print(f"house-price: {N_TRAIN} train and {N_TEST} test houses written to {ENV}")
+    print(f"house-price: {N_TRAIN} train and {len(rows) - N_TRAIN} held-out houses (test "
+          f"{N_TEST}, search {N_SEARCH}, select {N_SELECT}) written to {ENV}")
 
 
 if __name__ == "__main__":

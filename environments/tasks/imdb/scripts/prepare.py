@@ -7,10 +7,18 @@ Negation flips a sentiment word's polarity and intensifiers strengthen it. Topic
 cast, plot) and filler carry no sentiment, and a few labels are flipped as noise. The label is
 the sign of the weighted opinion.
 
+The private reviews fall in three splits (environments/task/splits.py): ``test``, the 2,000
+reviews the task has always scored (ids 4000-5999), and ``search`` and ``select``, 1,000 each,
+the next reviews the same generator writes (ids 6000-7999, the two interleaved by a seeded
+draw), so the train and test reviews, and the recorded baseline, are those of the task before
+the splits.
+
 Writes (current directory = the task copy's ``scripts/``):
-  ../env/train.csv   id,text,label      (label: 1 positive, 0 negative)
-  ../env/test.csv    id,text
-  answers.csv        id,label           (private; read by eval.py)
+  ../env/train.csv     id,text,label      (label: 1 positive, 0 negative)
+  ../env/test.csv      id,text            (all three splits' reviews)
+  answers.csv          id,label           (private, test; read by eval.py)
+  search_answers.csv   id,label           (private, search)
+  select_answers.csv   id,label           (private, select)
 """
 
 from __future__ import annotations
@@ -21,6 +29,9 @@ from pathlib import Path
 
 SEED = 4_242
 N_TRAIN, N_TEST = 4000, 2000
+N_SEARCH = N_SELECT = 1000
+ANSWERS = {"test": "answers.csv", "search": "search_answers.csv",
+           "select": "select_answers.csv"}
 LABEL_NOISE = 0.03
 NEGATION_RATE = 0.25
 HERE = Path(__file__).resolve().parent
@@ -111,7 +122,10 @@ def review(rng: random.Random) -> tuple[str, float]:
 def main() -> None:
     rng = random.Random(SEED)
     texts, labels = [], []
-    while len(texts) < N_TRAIN + N_TEST:
+    # the search and select reviews are the generator's last: the reviews before them are
+    # byte for byte those of the task before it had splits
+    held_out = N_TEST + N_SEARCH + N_SELECT
+    while len(texts) < N_TRAIN + held_out:
         text, score = review(rng)
         if abs(score) < 0.5:  # no clear opinion: a reviewer would not post it
             continue
@@ -120,21 +134,25 @@ def main() -> None:
             label = 1 - label
         texts.append(text)
         labels.append(label)
+    extra = rng.sample(range(N_TRAIN + N_TEST, N_TRAIN + held_out), N_SEARCH + N_SELECT)
+    splits = {"test": range(N_TRAIN, N_TRAIN + N_TEST),
+              "search": sorted(extra[:N_SEARCH]), "select": sorted(extra[N_SEARCH:])}
     ENV.mkdir(parents=True, exist_ok=True)
     with (ENV / "train.csv").open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["id", "text", "label"])
         w.writerows([i, texts[i], labels[i]] for i in range(N_TRAIN))
-    test = range(N_TRAIN, N_TRAIN + N_TEST)
     with (ENV / "test.csv").open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["id", "text"])
-        w.writerows([i, texts[i]] for i in test)
-    with (HERE / "answers.csv").open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["id", "label"])
-        w.writerows([i, labels[i]] for i in test)
-    print(f"imdb: {N_TRAIN} train and {N_TEST} test reviews written to {ENV}")
+        w.writerows([i, texts[i]] for i in range(N_TRAIN, len(texts)))
+    for split, members in splits.items():
+        with (HERE / ANSWERS[split]).open("w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["id", "label"])
+            w.writerows([i, labels[i]] for i in members)
+    print(f"imdb: {N_TRAIN} train and {held_out} held-out reviews (test {N_TEST}, search "
+          f"{N_SEARCH}, select {N_SELECT}) written to {ENV}")
 
 
 if __name__ == "__main__":

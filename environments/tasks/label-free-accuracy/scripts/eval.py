@@ -1,6 +1,10 @@
 """Score features.py: LOCO least-squares MAE (accuracy points) of the source model's accuracy
 on the 30 shifted sets, predicted from the workspace's label-free features. Lower is better.
 
+Each private split (``environments/task/splits.py``) is the 30 shifted sets of its own held-out
+digits: prepare.py carves the 797 into test 399 (the public data/shifted/), search 199 and select
+199 (inputs/<split>/), disjoint and fixed by the task's secret seed.
+
 The trusted phase of the two-phase contract (``environments/submission.py``): ``produce.py``
 computed the features in the submission phase; this reads only them. The per-set time limit
 is now the sandbox's (``eval_timeout``), measured from outside."""
@@ -19,8 +23,19 @@ WORST = 100.0  # accuracy points: no prediction can be worse than this on averag
 MAX_FEATURES = 3
 
 
-def _private() -> dict:
-    path = HERE / "private.npz"
+def private_file(split: str) -> str:
+    """The split's set names, true accuracies, labels and image indices, next to this script."""
+    return "private.npz" if split == "test" else f"private_{split}.npz"
+
+
+def split_members(split: str) -> list[int]:
+    """``split``'s held-out digits by their index in scikit-learn's 1,797 (each of its 30 sets
+    shifts all of them): no image is in two splits."""
+    return [int(i) for i in _private(split)["index"]]
+
+
+def _private(split: str) -> dict:
+    path = HERE / private_file(split)
     if not path.exists():
         sys.path.insert(0, str(HERE))
         import prepare
@@ -43,11 +58,23 @@ def loco_mae(feats: np.ndarray, accs: np.ndarray, kinds: list[str]) -> float:
 
 
 def score(outputs: str) -> float:
+    return _score(outputs, "test")
+
+
+def search_score(outputs: str) -> float:
+    return _score(outputs, "search")
+
+
+def select_score(outputs: str) -> float:
+    return _score(outputs, "select")
+
+
+def _score(outputs: str, split: str) -> float:
     produced = load_json(outputs)
     if "gate" in produced:
         print(f"gate: {produced['gate']}")
         return WORST
-    private = _private()
+    private = _private(split)
     rows = []
     for name in private["names"]:
         feats = np.asarray(produced["features"].get(str(name), []), dtype=float).ravel()
@@ -58,7 +85,7 @@ def score(outputs: str) -> float:
     if len({len(r) for r in rows}) != 1:
         print("gate: every set needs the same number of features")
         return WORST
-    kinds = [str(n).split("_")[0] for n in private["names"]]
+    kinds = [str(n).rsplit("_", 1)[0] for n in private["names"]]
     value = loco_mae(np.stack(rows), private["accs"], kinds)
-    print(f"LOCO MAE {value:.2f} accuracy points over {len(rows)} sets")
+    print(f"LOCO MAE {value:.2f} accuracy points over {len(rows)} {split} sets")
     return value

@@ -1,8 +1,9 @@
 """Submission phase of label-free-accuracy: the workspace's features() on every shifted set.
 
-Runs in its own sandboxed process (``environments/submission.py``) over the public shifted sets
-(no accuracies). The features go to ``outputs.json`` by set name; ``eval.py`` fits the LOCO
-regression on the private accuracies in another process.
+Runs in its own sandboxed process (``environments/submission.py``) over one split's shifted sets
+(no accuracies): test's are the public data/shifted/, search's and select's ``inputs/<split>/``.
+The features go to ``outputs.json`` by set name; ``eval.py`` fits the LOCO regression on the
+private accuracies in another process.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from methods._submission import load_submission, save_json
+from methods._submission import load_submission, save_json, split_of
 
 FORBIDDEN = re.compile(r"load_digits|digits\.csv|digits\.rst")
 
@@ -39,7 +40,9 @@ def produce(workspace: Path, here: Path, out: Path) -> None:
     source.eval()
     module = load_submission(workspace, "features.py", name="features")
     feats = {}
-    for path in sorted((workspace / "data" / "shifted").glob("*.npz")):
+    split = split_of(here)  # test's sets are the public ones, the others only shown here
+    sets = workspace / "data" / "shifted" if split == "test" else here / "inputs" / split
+    for path in sorted(sets.glob("*.npz")):
         x = np.load(path)["X"]
         f = module.features(copy.deepcopy(source), x.copy())
         feats[path.stem] = np.asarray(f, dtype=float).ravel().tolist()

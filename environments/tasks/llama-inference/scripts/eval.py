@@ -9,11 +9,14 @@ sequence gives the logits at every position, and each generated token must be th
 token within ``TIE`` of the best logit is accepted too, since a faithful faster implementation
 (a KV cache: different but exact-in-maths arithmetic) may break a near-tie the other way; the
 check then goes on from the submission's own token. A changed output raises ``ValueError``.
-``score`` returns the tokens generated per run, which the host divides by the runtime.
+``score`` returns the tokens generated per run, which the host divides by the runtime;
+``search_score`` and ``select_score`` check the same for the prompts of their split
+(``produce.py: prompt_key``: disjoint domains of the scoring's challenge).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -23,8 +26,20 @@ import torch
 from methods._submission import load_outputs
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from produce import N_PROMPTS, REPEATS, VOCAB, prompts_for  # noqa: E402
+sys.path.insert(0, str(HERE))  # for pristine_inference (load_model)
+
+
+def _produce_module():
+    """produce.py beside this file, by path (another task's ``produce`` may be imported)."""
+    spec = importlib.util.spec_from_file_location("llama_inference_produce", HERE / "produce.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_produce = _produce_module()
+N_PROMPTS, REPEATS, VOCAB = _produce.N_PROMPTS, _produce.REPEATS, _produce.VOCAB
+prompt_key, prompts_for = _produce.prompt_key, _produce.prompts_for
 
 TIE = 1e-3  # a faithful float32 implementation differs from the original by ~1e-5 in a logit
 
@@ -57,12 +72,29 @@ def check_call(model, tokens: np.ndarray, prompts: torch.Tensor, new: int) -> No
                          "not what the original greedy generation picks")
 
 
+def split_members(split: str) -> list[str]:
+    """What a split's prompts are drawn from: each call's key, for a scoring's challenge."""
+    return [prompt_key("<challenge>", call, split) for call in range(REPEATS)]
+
+
 def score(outputs: str) -> float:
+    return _score(outputs, "test")
+
+
+def search_score(outputs: str) -> float:
+    return _score(outputs, "search")
+
+
+def select_score(outputs: str) -> float:
+    return _score(outputs, "select")
+
+
+def _score(outputs: str, split: str) -> float:
     model, new = load_model()
     challenge = (Path(outputs) / "challenge.txt").read_text().strip()
     runs = load_outputs(outputs)
     if sorted(runs) != [f"tokens{i}" for i in range(REPEATS)]:
         raise ValueError(f"expected {REPEATS} generations, got {sorted(runs)}")
     for call in range(REPEATS):
-        check_call(model, runs[f"tokens{call}"], prompts_for(challenge, call), new)
+        check_call(model, runs[f"tokens{call}"], prompts_for(challenge, call, split), new)
     return float(REPEATS * N_PROMPTS * new)

@@ -5,6 +5,10 @@ nothing can leak). The net is built and trained by the workspace's (read-only, p
 Gates (each scores 0): a valid net.json, at most 1,600 parameters, at most 800 full-batch steps,
 only linear and norm layers (lnlib builds nothing else), at most 10 s of CPU per dataset.
 
+The three private splits (``task.toml [splits]``) are disjoint sets of dataset seeds drawn here:
+``test`` the five the task has always scored (:data:`PRIVATE_SEEDS`), ``search`` and ``select``
+five new ones each; every split is scored the same way (:func:`split_score`).
+
 A data-only task under the scoring contract (``environments/submission.py``): the submission
 is net.json, and the only code in the scored copy is the task's pristine, read-only lnlib.py.
 """
@@ -15,20 +19,43 @@ import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+import importlib.util  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
 
-import importlib.util  # noqa: E402
-
-PRIVATE_SEEDS = (52_331, 52_337, 52_361, 52_363, 52_369)
+PRIVATE_SEEDS = (52_331, 52_337, 52_361, 52_363, 52_369)  # test: unchanged since version 1
+SPLIT_SEEDS = {
+    "search": (61_403, 61_409, 61_417, 61_441, 61_463),
+    "select": (70_001, 70_003, 70_009, 70_019, 70_039),
+    "test": PRIVATE_SEEDS,
+}
 M, D = 256, 8
 CPU_LIMIT_S = 10.0
 WORST = 0.0
 
 
+def split_members(split: str) -> list[int]:
+    """The dataset seeds ``split`` is made of."""
+    return list(SPLIT_SEEDS[split])
+
+
 def get_score(submission_folder: str) -> float:
+    return split_score(submission_folder, "test")
+
+
+def get_search_score(submission_folder: str) -> float:
+    return split_score(submission_folder, "search")
+
+
+def get_select_score(submission_folder: str) -> float:
+    return split_score(submission_folder, "select")
+
+
+def split_score(submission_folder: str, split: str) -> float:
+    """net.json's mean training accuracy on the datasets of ``split``; the init seed of the
+    i-th dataset is i in every split (the test's, as it always was)."""
     folder = Path(submission_folder).resolve()
     # lnlib.py is read-only: the scorer lays the pristine copy over the workspace, and a
     # data-only task's trusted phase keeps only such files (environments/submission.py)
@@ -42,7 +69,7 @@ def get_score(submission_folder: str) -> float:
         print(f"gate: {err}")
         return WORST
     accs = []
-    for i, seed in enumerate(PRIVATE_SEEDS):
+    for i, seed in enumerate(SPLIT_SEEDS[split]):
         gen = torch.Generator().manual_seed(seed)
         X = torch.randn(M, D, generator=gen)
         y = torch.randint(0, 2, (M,), generator=gen)

@@ -1,4 +1,5 @@
-"""Submission phase of local-learning: train with the workspace's rule, seeds 0, 1, 2.
+"""Submission phase of local-learning: train with the workspace's rule, seeds 0, 1, 2 (test's;
+each private split has its own three, for the split ``split.txt`` names).
 
 Runs in its own sandboxed process (``environments/submission.py``) on the public training data
 (``data/train.npz``); the held-out images and the secret transform stay in ``scripts/``. The
@@ -17,9 +18,10 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from methods._submission import load_submission, save_json, save_outputs  # noqa: E402
+from methods._submission import load_submission, save_json, save_outputs, split_of  # noqa: E402
 
-SEEDS = (0, 1, 2)
+#: the training seeds per private split (eval.py's SPLIT_SEEDS: eval.py is not in this phase)
+SPLIT_SEEDS = {"test": (0, 1, 2), "search": (3, 4, 5), "select": (6, 7, 8)}
 
 
 def produce(workspace: Path, here: Path, out: Path) -> None:
@@ -36,7 +38,7 @@ def produce(workspace: Path, here: Path, out: Path) -> None:
 
     harness.LocalNet = Recorded
     reports = {}
-    for seed in SEEDS:
+    for seed in SPLIT_SEEDS[split_of(here)]:
         try:  # no test data here: the harness's own test accuracy is on a dummy batch
             report = harness.run(rule, X_tr, y_tr, X_tr[:2], y_tr[:2], seed=seed)
         except harness.HarnessError as err:

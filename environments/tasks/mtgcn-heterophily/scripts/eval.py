@@ -3,6 +3,12 @@
 The graphs are CSBM draws whose seeds live only here; prepare.py writes them (without test
 labels) into the workspace, and this file rebuilds the labels from the same seeds. Nothing the
 workspace reports is trusted: only submission_{i}.csv (columns node,class) is read.
+
+The three private splits (task.toml [splits]) are disjoint sets of graphs: ``test`` is graphs
+0-2 (the seeds the task has always scored), ``search`` and ``select`` two more graphs each,
+drawn the same way from new seeds, numbered 3-6 in an order that mixes the two (two, not three:
+every graph costs the submission's program a training). Each split's score is the mean
+test-node accuracy over its own graphs.
 """
 
 from __future__ import annotations
@@ -15,7 +21,15 @@ import numpy as np
 
 N_GRAPHS = 3
 CSBM = dict(n=1000, classes=4, d=32, avg_degree=10.0, homophily=0.4, mu_norm=1.0, noise_var=0.25)
-_SECRET_SEEDS = (73104, 51887, 90425)
+_SECRET_SEEDS = (73104, 51887, 90425,  # graphs 0-2: test
+                 61_283, 47_119, 88_561, 35_977)  # graphs 3-6: search and select
+SPLIT_GRAPHS = {"test": (0, 1, 2), "search": (3, 6), "select": (4, 5)}
+N_ALL = len(_SECRET_SEEDS)
+
+
+def split_members(split: str) -> list[int]:
+    """The graphs (i of data/graph{i}.npz) ``split`` is made of."""
+    return list(SPLIT_GRAPHS[split])
 
 
 def graph(i: int):
@@ -48,9 +62,21 @@ def _read_submission(path: Path, test_nodes: np.ndarray, n_classes: int) -> dict
 
 
 def get_score(submission_folder: str) -> float:
+    return split_score(submission_folder, "test")
+
+
+def get_search_score(submission_folder: str) -> float:
+    return split_score(submission_folder, "search")
+
+
+def get_select_score(submission_folder: str) -> float:
+    return split_score(submission_folder, "select")
+
+
+def split_score(submission_folder: str, split: str) -> float:
     folder = Path(submission_folder)
     accs = []
-    for i in range(N_GRAPHS):
+    for i in SPLIT_GRAPHS[split]:
         g = graph(i)
         test_nodes = np.flatnonzero(g.test)
         preds = _read_submission(folder / f"submission_{i}.csv", test_nodes, g.num_classes)
@@ -58,7 +84,8 @@ def get_score(submission_folder: str) -> float:
             return 0.0
         pred = np.array([preds[v] for v in test_nodes])
         accs.append(float((pred == g.y[test_nodes]).mean()))
-    print("test accuracy per graph: " + ", ".join(f"{a:.4f}" for a in accs))
+    print(f"{split} graphs {SPLIT_GRAPHS[split]}: test accuracy per graph: "
+          + ", ".join(f"{a:.4f}" for a in accs))
     return float(np.mean(accs))
 
 

@@ -1,5 +1,9 @@
 """Score a workspace's feasible.classify on 30 private instances: mean R^∩ recall, gated.
 
+Each private split (``search``, ``select``, ``test``: ``environments/task/splits.py``) is its own
+30 instances, from disjoint private seeds (:data:`SPLIT_SEEDS`); ``test`` is the set the task
+scored before it had splits.
+
 The instances (MDP, data, candidate pool, exact labels) are built here from private seeds; the
 workspace only ever sees the solver's inputs. Any ∩ false-in or ∪ false-out on any instance, a
 malformed output scores 0: the method is a sanity check that must hold. Two phases
@@ -20,14 +24,36 @@ import numpy as np  # noqa: E402
 from methods._submission import load_outputs  # noqa: E402
 from methods.offline_irl.instances import build_instance  # noqa: E402
 
-PRIVATE_SEEDS = [7_340_011 + 97 * i for i in range(30)]
+N_INSTANCES = 30
+#: the private splits: 30 instances each, from consecutive blocks of one private seed sequence
+#: (test is the first block, the one the task scored before it had splits)
+SPLIT_SEEDS = {split: [7_340_011 + 97 * i for i in range(k * N_INSTANCES, (k + 1) * N_INSTANCES)]
+               for k, split in enumerate(("test", "search", "select"))}
+PRIVATE_SEEDS = SPLIT_SEEDS["test"]
 WORST = 0.0
 
 
+def split_members(split: str) -> list[int]:
+    """The private instance seeds ``split`` is made of."""
+    return list(SPLIT_SEEDS[split])
+
+
 def score(outputs: str) -> float:
+    return _score(outputs, "test")
+
+
+def search_score(outputs: str) -> float:
+    return _score(outputs, "search")
+
+
+def select_score(outputs: str) -> float:
+    return _score(outputs, "select")
+
+
+def _score(outputs: str, split: str) -> float:
     masks = load_outputs(outputs)
     recalls = []
-    for i, seed in enumerate(PRIVATE_SEEDS):
+    for i, seed in enumerate(SPLIT_SEEDS[split]):
         inst = build_instance(seed)
         K = inst["R"].shape[0]
         sub, sup = masks.get(f"sub{i}"), masks.get(f"sup{i}")
@@ -43,5 +69,5 @@ def score(outputs: str) -> float:
             return WORST
         recalls.append(float((sub & true_sub).sum() / max(int(true_sub.sum()), 1)))
     value = float(np.mean(recalls))
-    print(f"subset_recall {value:.4f} over {len(recalls)} instances, all sound")
+    print(f"subset_recall {value:.4f} over {len(recalls)} {split} instances, all sound")
     return value

@@ -19,16 +19,18 @@ def main() -> None:
     for i, seed in enumerate(DEV_SEEDS):
         np.savez_compressed(out / f"dev_{i:02d}.npz", **build_instance(seed))
     print(f"wrote {len(DEV_SEEDS)} dev instances to {out}")
-    # what the submission phase may see (produce.py): the 30 private instances' solver inputs,
-    # not their labels (eval.py rebuilds those from its seeds)
-    from eval import PRIVATE_SEEDS
+    # what the submission phase may see (produce.py): each split's private instances' solver
+    # inputs, not their labels (eval.py rebuilds those from its seeds)
+    from eval import SPLIT_SEEDS
+    from produce import inputs_file
 
     Path("inputs").mkdir(exist_ok=True)
-    visible = {}
-    for i, seed in enumerate(PRIVATE_SEEDS):
-        inst = build_instance(seed)
-        visible.update({f"{i}/{k}": np.asarray(inst[k]) for k in SOLVER_KEYS})
-    np.savez_compressed(Path("inputs") / "instances.npz", **visible)
+    for split, seeds in SPLIT_SEEDS.items():
+        visible = {}
+        for i, seed in enumerate(seeds):
+            inst = build_instance(seed)
+            visible.update({f"{i}/{k}": np.asarray(inst[k]) for k in SOLVER_KEYS})
+        np.savez_compressed(Path("inputs") / inputs_file(split), **visible)
 
 
 if __name__ == "__main__":

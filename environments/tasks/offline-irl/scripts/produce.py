@@ -1,4 +1,5 @@
-"""Submission phase of offline-irl: the workspace's feasible.classify on the 30 instances.
+"""Submission phase of offline-irl: the workspace's feasible.classify on one split's 30 instances
+(the split ``split.txt`` names: ``methods._submission.split_of``).
 
 Runs in its own sandboxed process (``environments/submission.py``) with the instances' solver
 inputs only (``inputs/instances.npz``, written by prepare.py; no labels). The (in_subset,
@@ -17,13 +18,18 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from methods._submission import load_submission, save_outputs  # noqa: E402
+from methods._submission import load_submission, save_outputs, split_of  # noqa: E402
 from methods.offline_irl.instances import SOLVER_KEYS  # noqa: E402
+
+
+def inputs_file(split: str) -> str:
+    """The split's instances' solver inputs under ``inputs/`` (test's kept its old name)."""
+    return "instances.npz" if split == "test" else f"instances_{split}.npz"
 
 
 def produce(workspace: Path, here: Path, out: Path) -> None:
     classify = load_submission(workspace, "feasible.py").classify
-    with np.load(here / "inputs" / "instances.npz") as data:
+    with np.load(here / "inputs" / inputs_file(split_of(here))) as data:
         arrays = {k: data[k] for k in data.files}
     masks = {}
     for i in range(len(arrays) // len(SOLVER_KEYS)):

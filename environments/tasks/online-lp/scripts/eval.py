@@ -1,5 +1,8 @@
 """Score a workspace's policy.py: mean regret/s over 24 private 'scaled' instances (lower is better).
 
+Each private split (search, select, test: ``environments/task/splits.py``) is 24 instances of its
+own, disjoint seeds (``prepare.SPLIT_SEEDS``); test's are the 24 scored before the splits.
+
 Eval owns the arrivals, the budgets and the bookkeeping (methods.online_lp.interface). The 24
 instances run together, one state row each; then one private row is re-run alone and must
 give the same decisions (rows may not share information). A policy that breaks the interface,
@@ -45,8 +48,34 @@ def replay(batch: Batch, decisions: np.ndarray) -> np.ndarray:
     return (batch.c * decisions).sum(axis=0)
 
 
+def private_file(split: str) -> str:
+    """The split's seeds, scales and hindsight optima (prepare.py writes them here)."""
+    return "private.json" if split == "test" else f"private_{split}.json"
+
+
+def _private(split: str) -> dict:
+    return json.loads((HERE / private_file(split)).read_text())
+
+
+def split_members(split: str) -> list[int]:
+    """The seeds of ``split``'s 24 private instances (from its prepared private file)."""
+    return [r["seed"] for r in _private(split)["instances"]]
+
+
 def score(outputs: str) -> float:
-    private = json.loads((HERE / "private.json").read_text())
+    return _score(outputs, "test")
+
+
+def search_score(outputs: str) -> float:
+    return _score(outputs, "search")
+
+
+def select_score(outputs: str) -> float:
+    return _score(outputs, "select")
+
+
+def _score(outputs: str, split: str) -> float:
+    private = _private(split)
     insts = instances(private)
     opt = np.array([r["offline_opt"] for r in private["instances"]])
     scales = np.array([inst.scale_s for inst in insts])

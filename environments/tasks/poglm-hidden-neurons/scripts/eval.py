@@ -5,7 +5,9 @@ posterior (200 Poisson draws per test sequence, through Q.rates, autoregressivel
 and computes ln p with the true parameters and ln q from the rates it sampled from, so the
 bound is honest whatever q reports. LL_ref is an IWAE-5000 estimate of ln p(X) with the
 reference FB posterior, precomputed by prepare.py (recomputed here if missing). The data seed
-and the test spikes live only in scripts/.
+and the test spikes live only in scripts/. Each private split (search, select, test:
+``environments/task/splits.py``) is 20 held-out sequences of its own from the same GLM
+(:data:`SPLIT_SEEDS`); test's are the 20 the task scored before it had splits.
 
 Two phases (``environments/submission.py``): ``produce.py`` evaluates Q's rates in the submission
 phase; for a non-autoregressive Q this file draws the hidden spikes itself. An autoregressive
@@ -15,7 +17,6 @@ it the bound rests on produce.py's sampling: a known limit of this task's split.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -30,20 +31,51 @@ REF_SAMPLES = 5000
 HERE = Path(__file__).resolve().parent
 
 
+#: the seed each private split's 20 sequences are drawn with: test's are the last 20 of the
+#: dataset's own draw (as before the splits), search's and select's fresh draws from the same GLM
+SPLIT_SEEDS = {"test": _SECRET_SEED, "search": _SECRET_SEED + 1, "select": _SECRET_SEED + 2}
+
+
 def dataset():
     from methods.poglm.glm import generate
 
     return generate("strong_drive", N_TRAIN, N_TEST, T, N_VIS, N_HID, seed=_SECRET_SEED)
 
 
-def reference_ll(ds) -> np.ndarray:
-    """IWAE-5000 ln p(X) per test sequence under the reference FB posterior."""
-    from methods.poglm.inference import evaluate, fit
+def visible(ds, split: str) -> torch.Tensor:
+    """The visible spikes (N_TEST, T, N_VIS) of ``split``'s held-out sequences."""
+    from methods.poglm.glm import simulate
+
+    if split == "test":
+        return ds.test[..., :N_VIS]
+    return simulate(ds.params, N_TEST, T, torch.Generator().manual_seed(SPLIT_SEEDS[split]))[..., :N_VIS]
+
+
+def split_members(split: str) -> list[str]:
+    """``split``'s held-out sequences as "draw seed:index in that draw"."""
+    first = N_TRAIN if split == "test" else 0
+    return [f"{SPLIT_SEEDS[split]}:{i}" for i in range(first, first + N_TEST)]
+
+
+def ll_ref_file(split: str) -> Path:
+    return HERE / "private" / ("ll_ref.npy" if split == "test" else f"ll_ref_{split}.npy")
+
+
+def reference_posterior(ds):
+    """The reference FB posterior, fitted to the training spikes (what LL_ref is estimated with)."""
+    from methods.poglm.inference import fit
 
     torch.manual_seed(0)
-    out = fit(ds.train[..., :N_VIS], N_HID, q_kind="FB", estimator="gs_pathwise", tau=0.5, K=5,
-              epochs=15, fixed_params=ds.params, seed=0)
-    _, mll = evaluate(ds.params, out.q, ds.test[..., :N_VIS], S=REF_SAMPLES, seed=1)
+    return fit(ds.train[..., :N_VIS], N_HID, q_kind="FB", estimator="gs_pathwise", tau=0.5, K=5,
+               epochs=15, fixed_params=ds.params, seed=0).q
+
+
+def reference_ll(ds, split: str = "test", q=None) -> np.ndarray:
+    """IWAE-5000 ln p(X) per held-out sequence of ``split`` under the reference FB posterior."""
+    from methods.poglm.inference import evaluate
+
+    q = reference_posterior(ds) if q is None else q
+    _, mll = evaluate(ds.params, q, visible(ds, split), S=REF_SAMPLES, seed=1)
     return mll.numpy()
 
 
@@ -70,12 +102,24 @@ def log_weights(params, x: torch.Tensor, lam: torch.Tensor, z: torch.Tensor | No
 
 
 def score(outputs: str) -> float:
+    return _score(outputs, "test")
+
+
+def search_score(outputs: str) -> float:
+    return _score(outputs, "search")
+
+
+def select_score(outputs: str) -> float:
+    return _score(outputs, "select")
+
+
+def _score(outputs: str, split: str) -> float:
     torch.set_num_threads(1)
     ds = dataset()
-    ll_path = HERE / "private" / "ll_ref.npy"
-    ll_ref = np.load(ll_path) if ll_path.exists() else reference_ll(ds)
+    ll_path = ll_ref_file(split)
+    ll_ref = np.load(ll_path) if ll_path.exists() else reference_ll(ds, split)
     produced = {k: torch.from_numpy(v) for k, v in load_outputs(outputs).items()}
-    x_test = ds.test[..., :N_VIS]
+    x_test = visible(ds, split)
     if "z" not in produced and tuple(produced["lam"].shape) != (x_test.shape[0], T, N_HID):
         raise ValueError(f"Q.rates must return a tensor of shape {(x_test.shape[0], T, N_HID)}")
     lw = log_weights(ds.params, x_test, produced["lam"], produced.get("z"), EVAL_SAMPLES,
@@ -84,5 +128,5 @@ def score(outputs: str) -> float:
     if not np.isfinite(elbo).all():
         raise ValueError("the ELBO is not finite (q gives zero probability to a likely hidden train)")
     gap = float(np.mean(ll_ref - elbo))
-    print(f"test ELBO {elbo.mean():.3f}, LL_ref {ll_ref.mean():.3f}, elbo_gap {gap:.3f} nats/sequence")
+    print(f"{split} ELBO {elbo.mean():.3f}, LL_ref {ll_ref.mean():.3f}, elbo_gap {gap:.3f} nats/sequence")
     return gap

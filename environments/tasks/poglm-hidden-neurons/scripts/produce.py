@@ -1,7 +1,7 @@
-"""Submission phase of poglm-hidden-neurons: the workspace's posterior Q on the test spikes.
+"""Submission phase of poglm-hidden-neurons: the workspace's posterior Q on one split's spikes.
 
-Runs in its own sandboxed process (``environments/submission.py``) with the visible test spikes
-only (``inputs/x_test.npy``). A non-autoregressive Q gives its rates once, and ``eval.py`` draws
+Runs in its own sandboxed process (``environments/submission.py``) with the visible held-out
+spikes of the split ``split.txt`` names only (``inputs/x_<split>.npy``). A non-autoregressive Q gives its rates once, and ``eval.py`` draws
 the hidden spikes from them itself. An autoregressive Q needs each step's draw before its next
 rates, so the draws happen here (200 per sequence) and both rates and draws are saved: for such
 a Q the sampling runs in the submission's process (a known limit, see ``eval.py``).
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from methods._submission import load_submission, save_outputs
+from methods._submission import load_submission, save_outputs, split_of
 
 EVAL_SAMPLES, N_HID, T = 200, 2, 100
 
@@ -33,7 +33,7 @@ def produce(workspace: Path, here: Path, out: Path) -> None:
         raise FileNotFoundError("q.pt is missing (run train.py)")
     q.load_state_dict(torch.load(workspace / "q.pt", map_location="cpu", weights_only=True))
     q.eval()
-    x = torch.from_numpy(np.load(here / "inputs" / "x_test.npy"))
+    x = torch.from_numpy(np.load(here / "inputs" / f"x_{split_of(here)}.npy"))
     B = x.shape[0]
     if not getattr(q, "autoregressive", False):
         save_outputs(out, lam=_checked(q.rates(x, None), (B, T, N_HID)))

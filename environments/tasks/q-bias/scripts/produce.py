@@ -1,7 +1,8 @@
 """Submission phase of q-bias: the library's loop with the workspace's estimator.py.
 
 Runs in its own sandboxed process (``environments/submission.py``) with the MDPs' seeds only
-(``inputs/env_seeds.npy``; the true Q values stay in ``scripts/``). Every estimate the loop asks
+(:func:`seeds_file`: the seeds of the private split named by ``split.txt``; the true Q values
+stay in ``scripts/``). Every estimate the loop asks
 for (``est.estimate(Q)`` at each logged step) is saved to ``outputs.npz``; ``eval.py`` computes
 the MSE curve and its area against the true Q values in another process.
 """
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from methods._submission import load_submission, save_json, save_outputs
+from methods._submission import load_submission, save_json, save_outputs, split_of
 from methods.twora_q.mdp import make_random_mdp
 from methods.twora_q.plugin import run_estimator
 
@@ -32,6 +33,11 @@ def _module_data(module: types.ModuleType) -> dict[str, bytes]:
         except Exception:  # noqa: BLE001 - unpicklable objects are compared by identity only
             out[name] = repr(id(value)).encode()
     return out
+
+
+def seeds_file(here: Path, split: str) -> Path:
+    """A split's MDP seeds (prepare.py writes them; test's file keeps its historical name)."""
+    return here / "inputs" / ("env_seeds.npy" if split == "test" else f"{split}_env_seeds.npy")
 
 
 class Recorder:
@@ -55,7 +61,7 @@ def produce(workspace: Path, here: Path, out: Path) -> None:
         return
     est = load_submission(workspace, "estimator.py", name="estimator")
     before = _module_data(est)
-    mdps = [make_random_mdp(int(s), 0.9) for s in np.load(here / "inputs" / "env_seeds.npy")]
+    mdps = [make_random_mdp(int(s), 0.9) for s in np.load(seeds_file(here, split_of(here)))]
     blank = [np.zeros((m.n_states, m.n_actions)) for m in mdps]  # the truth is eval.py's
     rec = Recorder(est)
     try:

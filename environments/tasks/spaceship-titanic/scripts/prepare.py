@@ -10,10 +10,18 @@ The split is by group: no group has members on both sides, so a model cannot rea
 passenger's outcome off a travelling companion in the training set (the leakage a random row
 split would allow).
 
+The private passengers fall in three splits (environments/task/splits.py), whole groups each:
+``test``, the 1,050 groups the task has always scored (a seeded 35% of groups 1-3000), and
+``search`` and ``select``, 525 groups each, the next groups the same generator makes (groups
+3001-4050, the two interleaved by a seeded draw), so the train and test passengers, and the
+recorded baseline, are those of the task before the splits.
+
 Writes (current directory = the task copy's ``scripts/``):
-  ../env/train.csv   PassengerId, features..., Transported
-  ../env/test.csv    PassengerId, features...
-  answers.csv        PassengerId,Transported   (private; read by eval.py)
+  ../env/train.csv     PassengerId, features..., Transported
+  ../env/test.csv      PassengerId, features...          (all three splits' passengers)
+  answers.csv          PassengerId,Transported   (private, test; read by eval.py)
+  search_answers.csv   PassengerId,Transported   (private, search)
+  select_answers.csv   PassengerId,Transported   (private, select)
 """
 
 from __future__ import annotations
@@ -26,6 +34,9 @@ import numpy as np
 SEED = 2_912
 N_GROUPS = 3000
 TEST_FRACTION = 0.35
+N_SEARCH_GROUPS = N_SELECT_GROUPS = 525
+ANSWERS = {"test": "answers.csv", "search": "search_answers.csv",
+           "select": "select_answers.csv"}
 MISSING = 0.02
 HERE = Path(__file__).resolve().parent
 ENV = HERE.parent / "env"
@@ -50,9 +61,9 @@ COLUMNS = ["PassengerId", "HomePlanet", "CryoSleep", "Cabin", "Destination", "Ag
            *SPEND, "Name"]
 
 
-def generate(rng: np.random.Generator) -> list[dict]:
+def generate(rng: np.random.Generator, groups: range) -> list[dict]:
     people = []
-    for g in range(1, N_GROUPS + 1):
+    for g in groups:
         size = int(rng.choice(np.arange(1, 9), p=[.55, .2, .1, .06, .04, .02, .02, .01]))
         planet = str(rng.choice(PLANETS, p=[0.53, 0.25, 0.22]))
         deck_p = {"Earth": [0, 0, 0, .05, .15, .4, .4, 0], "Europa": [.2, .3, .3, .1, .1, 0, 0, 0],
@@ -125,15 +136,24 @@ def write(path: Path, rows: list[dict], columns: list[str]) -> None:
 
 def main() -> None:
     rng = np.random.default_rng(SEED)
-    people = generate(rng)
+    people = generate(rng, range(1, N_GROUPS + 1))
     test_groups = set(rng.permutation(N_GROUPS)[: int(TEST_FRACTION * N_GROUPS)] + 1)
     train = [p for p in people if p["group"] not in test_groups]
     test = [p for p in people if p["group"] in test_groups]
+    # the search and select groups are the generator's last: the passengers above are byte for
+    # byte those of the task before it had splits
+    n_more = N_SEARCH_GROUPS + N_SELECT_GROUPS
+    more = generate(rng, range(N_GROUPS + 1, N_GROUPS + n_more + 1))
+    search_groups = set(rng.permutation(n_more)[:N_SEARCH_GROUPS] + N_GROUPS + 1)
+    splits = {"test": test, "search": [p for p in more if p["group"] in search_groups],
+              "select": [p for p in more if p["group"] not in search_groups]}
     ENV.mkdir(parents=True, exist_ok=True)
     write(ENV / "train.csv", train, [*COLUMNS, "Transported"])
-    write(ENV / "test.csv", test, COLUMNS)
-    write(HERE / "answers.csv", test, ["PassengerId", "Transported"])
-    print(f"spaceship-titanic: {len(train)} train and {len(test)} test passengers in {ENV}")
+    write(ENV / "test.csv", test + more, COLUMNS)
+    for split, members in splits.items():
+        write(HERE / ANSWERS[split], members, ["PassengerId", "Transported"])
+    print(f"spaceship-titanic: {len(train)} train and {len(test) + len(more)} held-out passengers "
+          f"({', '.join(f'{s} {len(m)}' for s, m in splits.items())}) in {ENV}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,10 @@
 """Score a workspace's model.pt + model.Decoder: test MSE on 50,000 private samples (lower is
 better). eval computes z = sign(Bx) itself and gives the decoder z alone.
 
+Three private splits (:data:`SPLIT_SEEDS`), each 50,000 samples of the source drawn from a
+private seed of its own: ``score`` on ``test`` (the samples scored all along), ``search_score``
+and ``select_score`` on theirs. The submission is the same for all three (B and the decoder).
+
 Gates (each scores the worst value, +inf): B a finite (96, 96) tensor with no zero row; at most
 10^6 decoder parameters; a deterministic decoder; at most 60 s for the whole evaluation.
 Two phases (``environments/submission.py``): ``produce.py`` writes B and exports the decoder as a
@@ -28,7 +32,8 @@ from methods.sparse_autoencoder.data import sample  # noqa: E402
 
 P, D = 0.2, 96
 N_TEST, CHUNK = 50_000, 10_000
-PRIVATE_SEED = 918_273_645
+PRIVATE_SEED = 918_273_645  # test's
+SPLIT_SEEDS = {"test": PRIVATE_SEED, "search": 274_136_591, "select": 563_901_287}
 MAX_PARAMS = 1_000_000
 TIME_LIMIT_S = 60.0
 WORST = math.inf
@@ -39,7 +44,24 @@ def _fail(reason: str) -> float:
     return WORST
 
 
+def split_members(split: str) -> list[int]:
+    """The seed of the generator that draws a split's 50,000 samples."""
+    return [SPLIT_SEEDS[split]]
+
+
 def score(outputs: str) -> float:
+    return _score(outputs, "test")
+
+
+def search_score(outputs: str) -> float:
+    return _score(outputs, "search")
+
+
+def select_score(outputs: str) -> float:
+    return _score(outputs, "select")
+
+
+def _score(outputs: str, split: str) -> float:
     start = time.perf_counter()
     folder = Path(outputs)
     torch.set_num_threads(1)
@@ -57,7 +79,7 @@ def score(outputs: str) -> float:
     n_params = sum(p.numel() for p in decoder.parameters())
     if n_params > MAX_PARAMS:
         return _fail(f"the decoder has {n_params} parameters (limit {MAX_PARAMS})")
-    gen = torch.Generator().manual_seed(PRIVATE_SEED)
+    gen = torch.Generator().manual_seed(SPLIT_SEEDS[split])
     total = 0.0
     for done in range(0, N_TEST, CHUNK):
         X = sample("bg", P, CHUNK, D, gen)
@@ -72,7 +94,7 @@ def score(outputs: str) -> float:
         if time.perf_counter() - start > TIME_LIMIT_S:
             return _fail(f"evaluation took more than {TIME_LIMIT_S:.0f} s")
     mse = total / (N_TEST * D)
-    print(f"test_mse {mse:.5f} on {N_TEST} private samples")
+    print(f"test_mse {mse:.5f} on {N_TEST} private samples ({split})")
     return mse
 
 

@@ -1,8 +1,11 @@
 """Score a sparse-robustness submission: robust accuracy under a fixed sAA at k = 3.
 
-The held-out test split is rebuilt here from scikit-learn's bundled digits (70/30 stratified,
+The held-out images are rebuilt here from scikit-learn's bundled digits (70/30 stratified,
 seed 0) and put through the task's secret pixel permutation, the same one prepare.py applies to
-the training data, so the bundled copy cannot be matched to the held-out labels.
+the training data, so the bundled copy cannot be matched to the held-out labels. The 540
+held-out images are cut into the three private splits (:func:`split_members`, stratified by
+label, fixed by ``HELDOUT_SPLIT_SEED``): ``test`` 300 (``score``), ``search`` 120
+(``search_score``) and ``select`` 120 (``select_score``); the digits cannot grow.
 Two phases (``environments/submission.py``): ``produce.py`` exports the actor's Net + model.pt
 as a graph of ATen ops; this loads it with ``load_exported_module`` (pure allow-listed ops only)
 and attacks it, gradients included. No code of the submission's runs in this process.
@@ -38,11 +41,34 @@ def permute_pixels(X: np.ndarray) -> np.ndarray:
     return X.reshape(len(X), -1)[:, secret_permutation()].reshape(X.shape)
 
 
+HELDOUT_SPLIT_SEED = 38
+SIZES = {"search": 120, "select": 120}  # test: the other 300 of the 540 held-out images
+
+
+def split_members(which: str) -> list[int]:
+    """Positions, among the 540 held-out images, of a private split's images (stratified)."""
+    from sklearn.model_selection import train_test_split
+
+    from methods.sparse_pgd.data import digits_split
+
+    y = digits_split()[3]
+    rest, search = train_test_split(np.arange(len(y)), test_size=SIZES["search"], stratify=y,
+                                    random_state=HELDOUT_SPLIT_SEED)
+    test, select = train_test_split(rest, test_size=SIZES["select"], stratify=y[rest],
+                                    random_state=HELDOUT_SPLIT_SEED)
+    return sorted(int(i) for i in {"search": search, "select": select, "test": test}[which])
+
+
 def split(which: str) -> tuple[np.ndarray, np.ndarray]:
+    """``train`` (the actor's data) or a private split's images, pixels permuted."""
     from methods.sparse_pgd.data import digits_split
 
     X_tr, y_tr, X_te, y_te = digits_split()
-    X, y = (X_tr, y_tr) if which == "train" else (X_te, y_te)
+    if which == "train":
+        X, y = X_tr, y_tr
+    else:
+        members = split_members(which)
+        X, y = X_te[members], y_te[members]
     return permute_pixels(X).astype(np.float32), y
 
 
@@ -56,6 +82,18 @@ def _load_model(folder: Path) -> torch.nn.Module:
 
 
 def score(outputs: str) -> float:
+    return _score(outputs, "test")
+
+
+def search_score(outputs: str) -> float:
+    return _score(outputs, "search")
+
+
+def select_score(outputs: str) -> float:
+    return _score(outputs, "select")
+
+
+def _score(outputs: str, which: str) -> float:
     from methods.sparse_pgd.evaluate import AttackConfig, run_attack
 
     torch.set_num_threads(1)
@@ -69,7 +107,7 @@ def score(outputs: str) -> float:
     if n_params > MAX_PARAMS:
         print(f"gate: {n_params} parameters > {MAX_PARAMS}")
         return 0.0
-    X_np, y_np = split("test")
+    X_np, y_np = split(which)
     X, y = torch.from_numpy(X_np), torch.from_numpy(y_np)
     with torch.no_grad():
         logits = model(X)

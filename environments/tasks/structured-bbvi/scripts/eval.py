@@ -3,6 +3,9 @@
 Lower is better. Eval owns the model, log p and the ELBO (methods.structured_bbvi.interface); the
 family sees only (d_global, d_local, N). A problem not solved within 20,000 iterations or 60 s of
 CPU counts 2 x 20,000 x n_samples. A family that breaks the interface raises (an eval error).
+Three private splits (:data:`SPLITS`) of 5 problems each, every problem a (problem seed, Monte
+Carlo seed) pair of its own: ``score`` on ``test`` (the problems scored all along),
+``search_score`` and ``select_score`` on theirs; the submission (the family) is the same.
 Two phases (``environments/submission.py``): ``produce.py`` turns family.py into data (init's
 tensors, CONFIG as JSON, location_scale as a ``torch.export`` graph); this rebuilds the family
 from them with ``load_exported_module`` (pure allow-listed ops only) and runs the loop, so no
@@ -28,6 +31,9 @@ from methods.structured_bbvi.interface import run_family_module  # noqa: E402
 from methods.structured_bbvi.problem import make_problem  # noqa: E402
 
 PRIVATE = [(8_111 + 13 * i, 5_309 + 31 * i) for i in range(5)]  # (problem seed, Monte Carlo seed)
+SPLITS = {"test": PRIVATE,
+          "search": [(9_203 + 13 * i, 6_113 + 31 * i) for i in range(5)],
+          "select": [(10_301 + 13 * i, 7_019 + 31 * i) for i in range(5)]}
 N, D_GLOBAL, D_LOCAL, OBS_PER_GROUP = 32, 2, 2, 5
 TIME_LIMIT_S = 60.0
 
@@ -49,11 +55,28 @@ def load_family(outputs: Path) -> SimpleNamespace:
     return SimpleNamespace(init=init, location_scale=ls, CONFIG=load_json(outputs, "config"))
 
 
+def split_members(split: str) -> list[str]:
+    """A split's problems, as "problem seed/Monte Carlo seed"."""
+    return [f"{p}/{m}" for p, m in SPLITS[split]]
+
+
 def score(outputs: str) -> float:
+    return _score(outputs, "test")
+
+
+def search_score(outputs: str) -> float:
+    return _score(outputs, "search")
+
+
+def select_score(outputs: str) -> float:
+    return _score(outputs, "select")
+
+
+def _score(outputs: str, split: str) -> float:
     torch.set_num_threads(1)
     module = load_family(Path(outputs))
     scores = []
-    for problem_seed, mc_seed in PRIVATE:
+    for problem_seed, mc_seed in SPLITS[split]:
         problem = make_problem(N, D_GLOBAL, D_LOCAL, OBS_PER_GROUP, problem_seed=problem_seed)
         result, evals = run_family_module(module, problem, mc_seed, time_limit=TIME_LIMIT_S)
         scores.append(evals)

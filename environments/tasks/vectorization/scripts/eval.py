@@ -4,20 +4,32 @@
 timed that whole process against the pristine env/, interleaved (``environments/timing.py``).
 Here, in the trusted phase, the saved output is compared with an independent float64
 convolution of the same challenge's batch; a wrong output raises ``ValueError`` with the reason.
-``score`` returns the amount of work per run (one forward pass), which the host divides by.
+``score`` returns the amount of work per run (one forward pass), which the host divides by;
+``search_score`` and ``select_score`` check the same on their split's batch (``produce.py:
+case_key``: disjoint domains of the scoring's challenge).
 """
 
 from __future__ import annotations
 
-import sys
+import importlib.util
 from pathlib import Path
 
 import numpy as np
 
 from methods._submission import load_outputs
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from produce import PADDING, STRIDE, case  # noqa: E402
+
+def _produce_module():
+    """produce.py beside this file, by path (another task's ``produce`` may be imported)."""
+    spec = importlib.util.spec_from_file_location(
+        "vectorization_produce", Path(__file__).resolve().parent / "produce.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_produce = _produce_module()
+PADDING, STRIDE, case, case_key = _produce.PADDING, _produce.STRIDE, _produce.case, _produce.case_key
 
 RTOL, ATOL = 1e-3, 1e-3
 
@@ -39,9 +51,26 @@ def reference_forward(x: np.ndarray, kernels: np.ndarray, biases: np.ndarray) ->
     return np.maximum(out, 0.0)
 
 
+def split_members(split: str) -> list[str]:
+    """What a split's batch and weights are drawn from, for a scoring's challenge."""
+    return [case_key("<challenge>", split)]
+
+
 def score(outputs: str) -> float:
+    return _score(outputs, "test")
+
+
+def search_score(outputs: str) -> float:
+    return _score(outputs, "search")
+
+
+def select_score(outputs: str) -> float:
+    return _score(outputs, "select")
+
+
+def _score(outputs: str, split: str) -> float:
     folder = Path(outputs)
-    kernels, biases, x = case((folder / "challenge.txt").read_text().strip())
+    kernels, biases, x = case((folder / "challenge.txt").read_text().strip(), split)
     out = load_outputs(folder)["output"]
     expected = reference_forward(x, kernels, biases)
     if out.shape != expected.shape:

@@ -20,3 +20,9 @@ def forward_layer(base, A, B, h: torch.Tensor, w: torch.Tensor, layer: int) -> t
     low = torch.einsum("ni,eir->ner", h, A[layer])
     out = base[layer](h) + torch.einsum("ne,ner,ero->no", w, low, B[layer])
     return torch.tanh(out) if layer == 0 else out
+
+
+def inputs_file(split: str) -> str:
+    """A private split's held-out inputs, in this folder (test's kept its name from before the
+    splits). No targets here: they stay in ``scripts/``."""
+    return "x.pt" if split == "test" else f"x_{split}.pt"
