@@ -93,6 +93,7 @@ def test_failures_are_retried_only_when_asked(tiny_task, tmp_path):
     assert rescored.done == 1
 
 
+@pytest.mark.slow  # Ray start / a killed batch: seconds of waiting; the batch's logic is tested fast beside
 def test_interrupted_batch_resumes(tiny_task, tmp_path):
     slow = actions_file(tmp_path / "slow.jsonl", 60, sleep=2.0)
     batch = tmp_path / "batch"
@@ -134,6 +135,7 @@ def test_interrupted_batch_resumes(tiny_task, tmp_path):
     assert json.loads((interrupted / "score.json").read_text())["value"] == 60.0
 
 
+@pytest.mark.slow  # Ray start / a killed batch: seconds of waiting; the batch's logic is tested fast beside
 def test_ray_executor_on_a_local_instance(tiny_task, tmp_path):
     good = f"replay/{actions_file(tmp_path / 'good.jsonl', 60)}"
     batch = tmp_path / "batch"

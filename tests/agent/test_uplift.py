@@ -74,6 +74,7 @@ def experiment(tmp_path_factory):
         yield tmp / "uplift", spec, results
 
 
+@pytest.mark.slow  # a whole experiment (2 arms x 3 seeds, real sandbox); the pairing and interval logic is tested fast below
 def test_both_arms_run_the_same_replies_with_and_without_the_tool(experiment):
     root, _, results = experiment
     assert {name: (r.done, r.failed) for name, r in results.items()} == {
@@ -92,6 +93,7 @@ def test_both_arms_run_the_same_replies_with_and_without_the_tool(experiment):
                 assert TOOL not in json.loads(calls.splitlines()[0])["messages"][0]["content"]
 
 
+@pytest.mark.slow  # a whole experiment (2 arms x 3 seeds, real sandbox); the pairing and interval logic is tested fast below
 def test_pairs_are_matched_by_seed_and_the_interval_is_the_paired_t_interval(experiment):
     root, _, _ = experiment
     report = uplift_report(root)
@@ -111,6 +113,7 @@ def test_pairs_are_matched_by_seed_and_the_interval_is_the_paired_t_interval(exp
     assert row.mean_with == pytest.approx(statistics.fmean(v[0] for v in norm.values()))
 
 
+@pytest.mark.slow  # a whole experiment (2 arms x 3 seeds, real sandbox); the pairing and interval logic is tested fast below
 def test_a_report_over_the_folder_keeps_the_arms_apart(experiment):
     from environments.reports import NO_TOOLS, anytime_curves, build_report
 
@@ -124,6 +127,7 @@ def test_a_report_over_the_folder_keeps_the_arms_apart(experiment):
     assert set(anytime_curves(runs, "tokens")["tooltask"]) == {model, model + NO_TOOLS}
 
 
+@pytest.mark.slow  # a whole experiment (2 arms x 3 seeds, real sandbox); the pairing and interval logic is tested fast below
 def test_a_rerun_resumes_and_runs_nothing(experiment):
     root, spec, _ = experiment
     again = run_uplift(root)
@@ -132,6 +136,7 @@ def test_a_rerun_resumes_and_runs_nothing(experiment):
         run_uplift(root, spec.model_copy(update={"seeds": [0]}))
 
 
+@pytest.mark.slow  # a whole experiment (2 arms x 3 seeds, real sandbox); the pairing and interval logic is tested fast below
 def test_cli_json_output_shape(experiment, tmp_path):
     root, _, _ = experiment
     result = CliRunner().invoke(app, ["uplift", "--resume", str(root), "--json",

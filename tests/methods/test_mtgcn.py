@@ -212,6 +212,7 @@ def _tool(args: dict, cwd: Path) -> subprocess.CompletedProcess:
     return tool_process("methods.mtgcn", args=args, cwd=cwd)
 
 
+@pytest.mark.slow  # a whole tool run in a subprocess (trains); the tool's pieces are tested fast
 def test_tool_end_to_end_on_a_graph_file_without_test_labels(tmp_path):
     g = csbm(n=200, homophily=0.3, seed=3, n_val=60)
     g.y = np.where(g.test, -1, g.y)
