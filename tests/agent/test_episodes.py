@@ -15,6 +15,7 @@ from tests.agent.helpers import episode, react, write_replies
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
+@pytest.mark.slow  # a timed task's paired scoring (10-20 s); the digits episode below stands in
 def test_vectorization_episode_ends_with_final_answer_and_scores(tmp_path):
     model = f"scripted/{EXAMPLES / 'vectorization.replies.txt'}"
     run, task, meta = episode("vectorization", tmp_path, model)

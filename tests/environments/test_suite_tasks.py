@@ -55,7 +55,9 @@ PUBLIC_ONLY = {"local-learning", "mtgcn-heterophily", "sparse-robustness", "bfn-
 """Tasks whose ``prepare.py`` writes only public data (eval makes or holds its test data, or,
 as bfn-fast-sampling, draws its secret transform itself)."""
 
-SLOW_PREPARE = {"poglm-hidden-neurons", "online-lp", "dataset-distillation"}  # prepare: 6-25 s
+SLOW_PREPARE = {"poglm-hidden-neurons", "online-lp", "dataset-distillation",  # prepare: 6-25 s
+                # three splits' data (sets, tasks, reference samples): 10-30 s on a loaded box
+                "bfn-fast-sampling", "label-free-accuracy", "lora-routing"}
 FAST_DETERMINISM = {"clrs-sorting", "house-price", "imdb", "ogbn-arxiv", "parkinsons", "q-bias"}
 """Preparing again to compare bytes costs a second prepare: in the fast set only where that is
 under a second; the fast set still prepares every other task (no private data, above)."""

@@ -266,6 +266,7 @@ def _split_scores(spec, ws: Path, tmp_path: Path, split: str, oracle_split: str 
     return getattr(ev, function_for(split, two_phase=True))(str(out))
 
 
+@pytest.mark.slow  # prepares the task (three splits' reference samples: 15-30 s)
 def test_task_splits_have_their_own_secret_transform():
     spec = th.prepared_task("bfn-fast-sampling")
     ev = th.load_eval(spec)

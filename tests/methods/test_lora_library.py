@@ -155,6 +155,7 @@ def test_lora_routing_task_gate_checks_weights():
     assert ev._check(torch.full((5, 3), 0.25), 5, 4, 1) is not None
 
 
+@pytest.mark.slow  # prepares the task (three splits' held-out tasks: 5-10 s)
 def test_lora_routing_search_and_select_score_like_test(tmp_path):
     """search and select are 8 held-out tasks each of their own (task seeds disjoint from
     test's), scored like test: the reference routes better than Arrow top-2 on both (~3.8 vs
