@@ -281,8 +281,10 @@ class PoolAgent(BaseActor):
     def elapsed(self) -> float:
         return self.prior + time.monotonic() - self.began
 
-    def closing_steps(self) -> int:
-        return min(self.select_top_k, max(1, len(self.nodes))) + 2
+    def closing_steps(self, more: int = 0) -> int:
+        """Select scorings, the restore and the Final Answer, for the nodes there will be
+        (``more``: those in flight and the one being considered, which may join the top)."""
+        return min(self.select_top_k, max(1, len(self.nodes) + more)) + 2
 
     def may_start(self, env: Environment) -> bool:
         """Whether one more node, those in flight and the closing steps fit the budgets."""
@@ -290,12 +292,13 @@ class PoolAgent(BaseActor):
         meta = env.run.meta
         b = meta.budgets
         if b.max_steps is not None and \
-                meta.totals.steps + len(self.pending) + 1 + self.closing_steps() > b.max_steps:
+                meta.totals.steps + len(self.pending) + 1 + self.closing_steps(
+                    len(self.pending) + 1) > b.max_steps:
             return False
         if b.max_time is not None:
             node = self.costliest or 0.0
             seen = self.score_seconds()  # a select scoring costs about a search one
-            closing = self.closing_steps() * (2 * seen + 1 if seen else SCORE_GUESS)
+            closing = self.closing_steps(len(self.pending) + 1) * (2 * seen + 1 if seen else SCORE_GUESS)
             if self.elapsed() + node * 1.2 + closing > b.max_time:
                 return False
         return True
