@@ -140,14 +140,18 @@ def _tree(config: ActorConfig) -> Actor:
 
 
 def _pool(config: ActorConfig) -> Actor:
-    """The research pool (:mod:`agent.pool`): its baseline operators need no model."""
+    """The research pool (:mod:`agent.pool`): with no model (or the baseline's name) its
+    operators change the task's declared knobs; with one, the model -- built once, here, for
+    the driver: workers never load it -- writes every node's script."""
+    from agent.models import make_model
     from agent.pool.agent import PoolAgent
+    from agent.pool_model import ModelOperators
 
-    if config.model is not None and ModelRef.parse(config.model).base != BASELINE:
-        raise AgentConfigError("--agent pool makes its candidates from the task's declared knobs "
-                               "([[hparams]]) with no model; model-driven operators are not built "
-                               "yet: leave --model out")
-    return PoolAgent(config.pool, select_top_k=config.tree.select_top_k, seed=config.seed)
+    ops = None
+    if config.model is not None and parsed(config.model).base != BASELINE:
+        model = make_model(seeded(whole_scripts(_model(config)), config.seed))
+        ops = ModelOperators(model, format_retries=config.context.format_retries)
+    return PoolAgent(config.pool, select_top_k=config.tree.select_top_k, seed=config.seed, ops=ops)
 
 
 def _research(config: ActorConfig) -> Actor:

@@ -285,12 +285,15 @@ def produce_and_score(spec: TaskSpec, workspace: Path, out: Path,
     scores."""
     import sys
 
-    sys.path.insert(0, str(spec.scripts_dir))
+    # what the produce runner puts first on its path (environments/in_sandbox/produce_runner.py)
+    paths = [str(spec.scripts_dir), str(spec.scripts_dir / "inputs")]
+    sys.path[:0] = paths
     try:
         mods = {"produce": load_module(spec.scripts_dir / "produce.py", f"produce_{spec.name}"),
                 "eval": load_eval(spec)}
     finally:
-        sys.path.remove(str(spec.scripts_dir))
+        for entry in paths:
+            sys.path.remove(entry)
     for which, attrs in (patch or {}).items():
         for name, value in attrs.items():
             setattr(mods[which], name, value)

@@ -2,6 +2,13 @@
 ``--address``), or threads of this process (``--pool-executor threads``: no Ray, for tests and
 a machine without it). Both keep up to N nodes in flight and hand back whichever finishes
 first, so the driver gives that worker its next node at once (no generation barrier).
+
+When the run asks for a device (workers declare ``num_gpus``), the Ray executor keeps scoring
+off the GPU workers: a worker only runs its node and is free again at once, and the finished
+node is scored on ``search`` by a :class:`agent.pool.scoring.ScoringWorker` (one per worker,
+no GPU, no CPU reserved: a short evaluation that must never wait behind the workers' cores).
+The node reaches the driver when its scoring ends. Without a device each worker scores its own
+node, as before (no extra actors).
 """
 
 from __future__ import annotations
@@ -13,9 +20,11 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from agent.pool.records import NodeRecord
+from agent.pool.scoring import ScoringWorker, needs_scoring
 from agent.pool.worker import NodeJob, PoolWorker, run_node
 
 CONNECT_SECONDS = 5.0
+SCORER_CPUS = 0  # a scoring actor's reservation: none, so it never waits behind the workers'
 
 
 class PoolError(RuntimeError):
@@ -67,6 +76,10 @@ class ThreadExecutor:
     def in_flight(self) -> list[NodeJob]:
         return [job for job, _ in self.running.values()]
 
+    def scoring_apart(self) -> int:
+        """Nodes in flight that hold no worker (being scored elsewhere): none here."""
+        return 0
+
     def next_done(self, timeout: float = 1.0) -> tuple[NodeJob, NodeRecord | str] | None:
         done, _ = wait(list(self.running), timeout=timeout, return_when=FIRST_COMPLETED)
         if not done:
@@ -117,6 +130,16 @@ class RayExecutor:
         for _ in range(workers):
             self.idle.append(self._new_actor())
         self.running: dict[Any, tuple[NodeJob, str]] = {}
+        # with a device: the scoring actors, and the nodes they score (ref -> job, scorer)
+        self.scorers: dict[str, Any] = {}
+        self.scoring: dict[Any, tuple[NodeJob, str]] = {}
+        self.scored_by: dict[int, str] = {}  # node -> the scorer that scored it (checks, tests)
+        self.queued: list[NodeJob] = []
+        self.score_remote = ray.remote(ScoringWorker).options(
+            num_cpus=SCORER_CPUS, num_gpus=0, max_restarts=0, max_concurrency=1)
+        if gpus > 0:
+            for i in range(workers):
+                self.scorers[f"scorer-{i + 1}"] = self.score_remote.remote(f"scorer-{i + 1}")
 
     def _new_actor(self) -> str:
         self.made += 1
@@ -125,34 +148,76 @@ class RayExecutor:
         return name
 
     def submit(self, job: NodeJob) -> None:
+        """Run ``job`` on a free worker, or queue it until one is free (a node whose scoring
+        failed is run again while every worker runs another)."""
+        if not self.idle:
+            self.queued.append(job)
+            return
         name = self.idle.pop(0)
-        self.running[self.actors[name].run.remote(job)] = (job, name)
+        self.running[self.actors[name].run.remote(job, not self.scorers)] = (job, name)
+
+    def _free(self, name: str) -> None:
+        self.idle.append(name)
+        if self.queued:
+            self.submit(self.queued.pop(0))
 
     def in_flight(self) -> list[NodeJob]:
-        return [job for job, _ in self.running.values()]
+        return [job for job, _ in (*self.running.values(), *self.scoring.values())] + self.queued
+
+    def scoring_apart(self) -> int:
+        """Nodes in flight that hold no worker (being scored by a scoring actor): the driver
+        may start as many more nodes."""
+        return len(self.scoring)
+
+    def _score_apart(self, job: NodeJob, rec: NodeRecord) -> None:
+        """Hand ``rec`` to the scoring actor with the fewest nodes waiting."""
+        load = {name: 0 for name in self.scorers}
+        for _, name in self.scoring.values():
+            load[name] += 1
+        name = min(load, key=lambda n: load[n])
+        self.scoring[self.scorers[name].score.remote(job, rec.model_dump())] = (job, name)
 
     def next_done(self, timeout: float = 1.0) -> tuple[NodeJob, NodeRecord | str] | None:
-        ready, _ = self.ray.wait(list(self.running), num_returns=1, timeout=timeout)
+        ready, _ = self.ray.wait([*self.running, *self.scoring], num_returns=1, timeout=timeout)
         if not ready:
             return None
         ref = ready[0]
+        if ref in self.scoring:
+            return self._scored(ref)
         job, name = self.running.pop(ref)
         try:
             out: NodeRecord | str = NodeRecord.model_validate(self.ray.get(ref))
-            self.idle.append(name)
+            self._free(name)
+            if self.scorers and needs_scoring(job, out):
+                self._score_apart(job, out)
+                return None  # the driver may start the freed worker's next node now
         except self.ray.exceptions.RayActorError as err:  # the actor died: a fresh one replaces it
             out = f"its worker was lost ({type(err).__name__}: {str(err).splitlines()[0][:200]})"
             self.actors.pop(name, None)
-            self.idle.append(self._new_actor())
+            self._free(self._new_actor())
         except Exception as err:  # noqa: BLE001 - the node raised (its worker lives on)
             first = str(err).splitlines()[0][:200] if str(err) else ""
             out = f"its worker failed ({type(err).__name__}: {first})"
-            self.idle.append(name)
+            self._free(name)
         return job, out
+
+    def _scored(self, ref: Any) -> tuple[NodeJob, NodeRecord | str]:
+        job, name = self.scoring.pop(ref)
+        try:
+            rec = NodeRecord.model_validate(self.ray.get(ref))
+            self.scored_by[job.node] = name
+            return job, rec
+        except Exception as err:  # noqa: BLE001 - a scorer lost: the node is run again (idempotent)
+            if isinstance(err, self.ray.exceptions.RayActorError):
+                self.scorers[name] = self.score_remote.remote(name)
+            first = str(err).splitlines()[0][:200] if str(err) else ""
+            return job, f"its scoring failed ({type(err).__name__}: {first})"
 
     def stop(self) -> None:
         """Cancel what runs (a running node's sandbox command is interrupted and its processes
         ended by the sandbox), then end the actors and, when this process started Ray, Ray."""
+        self.running.update(self.scoring)
+        self.scoring.clear()
         for ref in list(self.running):
             try:
                 self.ray.cancel(ref)
@@ -163,12 +228,13 @@ class RayExecutor:
             ready, _ = self.ray.wait(list(self.running), num_returns=len(self.running), timeout=0.5)
             for ref in ready:
                 self.running.pop(ref, None)
-        for actor in self.actors.values():
+        for actor in (*self.actors.values(), *self.scorers.values()):
             try:
                 self.ray.kill(actor)
             except Exception:  # noqa: BLE001
                 pass
         self.actors.clear()
+        self.scorers.clear()
         self.running.clear()
         if self.started_here and self.ray.is_initialized():
             self.ray.shutdown()

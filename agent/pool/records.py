@@ -15,7 +15,7 @@ from environments.acting.pool_node import RECORD_NODE
 from environments.record.runs import Step
 
 Value = int | float | str  # a knob's value (agent.baseline.Value)
-Operator = Literal["start", "draft", "improve", "crossover", "debug"]
+Operator = Literal["start", "draft", "improve", "crossover", "debug", "tool"]
 Status = Literal["ok", "failed", "lost"]
 
 
@@ -47,6 +47,20 @@ class NodeRecord(BaseModel):
                                                               "sandbox processes' CPU time; wall x cpus: an estimate")
     gpu_seconds: float | None = None
     cpus: float = 0.0
+    # with a model (agent.pool_model): the episode that wrote the node's script
+    script: str = Field("", description="the solve script the model wrote (its file name)")
+    script_sha: str = Field("", description="sha256 of the model's script: what dedup compares")
+    plan: str = Field("", description="the model's plan for the script")
+    turns: int = Field(0, description="model turns of the node's episode (a failed run shown "
+                       "back and fixed counts one more); 0: no model")
+    calls: int = Field(0, description="model calls made for the node (format re-asks included)")
+    tokens: int = Field(0, description="tokens in and out of those calls")
+    cost: float = 0.0
+    tool: str | None = Field(None, description="the method tool run before the script (operator tool)")
+    tool_args: dict = Field(default_factory=dict)
+    tool_report: str = Field("", description="the tool's JSON report, cut (what the model was shown)")
+    error: str = Field("", description="a failed script's last output (what a fix turn shows)")
+    output: str = Field("", description="a run's last output (what an improve prompt shows)")
 
     @property
     def scored(self) -> bool:

@@ -27,3 +27,6 @@ class PoolSettings(BaseModel):
                                                      "nodes run (threads: in this process, no Ray)")
     drafts: int = Field(3, ge=1, le=100, description="--agent pool: random settings drafted "
                         "before improving (the starting setting is one more)")
+    operator_turns: int = Field(2, ge=1, le=10, description="--agent pool with --model: model "
+                                "turns of one node's episode (a script that fails is shown to "
+                                "the model and run again while turns are left)")

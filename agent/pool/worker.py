@@ -29,6 +29,7 @@ from pathlib import Path
 from agent.baseline import Knob
 from agent.pool.operators import Operation, apply_setting
 from agent.pool.records import NodeRecord
+from agent.pool.scoring import assigned, score_node
 from environments.acting.low_level import command_output
 from environments.acting.observation import last_lines
 from environments.acting.pool_node import node_folder
@@ -36,6 +37,7 @@ from environments.record.runs import now
 from environments.task.spec import TaskSpec
 
 REASON_CHARS = 600
+OUTPUT_CHARS, ERROR_CHARS = 1500, 2000  # a run's last output kept (agent.tree.outcome's sizes)
 
 
 @dataclass
@@ -54,6 +56,9 @@ class NodeJob:
     gpus: float = 0.0
     rusage: bool = True  # this process runs one node at a time: its children's CPU time is the node's
     runtime: dict = field(default_factory=dict)  # LABCOAT_PYTHON / LABCOAT_DEVICE of the run
+    code: str | None = None  # with a model: the script it wrote, saved as ``script`` in the folder
+    script: str = ""
+    tool: dict | None = None  # the tool operator's first half: run this tool, no script, no score
 
 
 def _cpu_children() -> float:
@@ -76,12 +81,14 @@ def prepare_folder(job: NodeJob) -> Path:
         fs.clear()
     copy_tree(WorkspaceFS(Path(job.source)), fs)
     apply_setting(folder, job.knobs, job.op.base, job.op.setting)
+    if job.code is not None:
+        fs.write(job.script, [job.code.encode()])
     return folder
 
 
-def run_node(job: NodeJob, worker: str = "local") -> NodeRecord:
-    """Run and score one node; every failure is the node's (said in its record), never raised."""
-    from environments.scoring.hidden import score_split
+def run_node(job: NodeJob, worker: str = "local", *, score: bool = True) -> NodeRecord:
+    """Run and score one node; every failure is the node's (said in its record), never raised.
+    ``score=False``: run it only, for a scoring actor to score (:mod:`agent.pool.scoring`)."""
     from environments.task.sandboxing import code_mounts, sandbox_limits
     from sandbox import SandboxError, open_sandbox
 
@@ -109,6 +116,13 @@ def run_node(job: NodeJob, worker: str = "local") -> NodeRecord:
         sandbox = open_sandbox(job.sandbox, folder, limits, code_mounts())
     except (SandboxError, OSError, ValueError) as err:
         return done(_fail(rec, f"its sandbox could not be opened: {err}"))
+    if job.tool is not None:  # the tool operator's first half (agent.pool.tool_op)
+        from agent.pool.tool_op import run_tool_job
+
+        try:
+            return done(run_tool_job(rec, sandbox, job.tool, task.limits.exec_timeout))
+        finally:
+            sandbox.close()
     spent, cpu0 = 0.0, _cpu_children()
     failed = ""
     try:
@@ -117,7 +131,10 @@ def run_node(job: NodeJob, worker: str = "local") -> NodeRecord:
             result = sandbox.exec([*runner, script], timeout=task.limits.exec_timeout,
                                   env={"LABCOAT_SEED": str(job.seed)})
             spent += result.seconds
+            output = command_output(result.stdout, result.stderr)
+            rec.output = output[-OUTPUT_CHARS:]  # what an improve prompt shows
             if not result.ok:
+                rec.output, rec.error = "", output[-ERROR_CHARS:]  # what a fix turn shows
                 why = ("timed out after " + f"{task.limits.exec_timeout:g} s" if result.timed_out
                        else "ran out of memory" if result.oom_killed else f"exited with code {result.exit_code}")
                 failed = f"{script} {why}: {last_lines(command_output(result.stdout, result.stderr), 400, sep=' | ')}"
@@ -137,18 +154,7 @@ def run_node(job: NodeJob, worker: str = "local") -> NodeRecord:
     rec.gpu_seconds = round(spent * job.gpus, 3) if job.gpus else None
     if failed:
         return done(_fail(rec, failed))
-    t = time.monotonic()
-    try:
-        result = score_split(task, folder, job.sandbox, "search", run_path=Path(job.run_path),
-                             actor="harness", purpose="search", shown_to_agent=True, node=job.node)
-    except Exception as err:  # noqa: BLE001 - the harness could not score it: the node's failure
-        return done(_fail(rec, f"search scoring could not run: {type(err).__name__}: {err}"))
-    rec.score_seconds = round(time.monotonic() - t, 3)
-    rec.search, rec.failure = result.value, result.failure
-    if result.value is None:
-        return done(_fail(rec, f"search scoring failed ({result.failure}): "
-                               f"{(result.public_detail or '')[-400:]}"))
-    return done(rec)
+    return done(score_node(job, rec) if score else rec)  # else a scoring actor scores it
 
 
 class PoolWorker:
@@ -158,7 +164,7 @@ class PoolWorker:
     def __init__(self, name: str) -> None:
         self.name = name
 
-    def run(self, job: NodeJob) -> dict:
+    def run(self, job: NodeJob, score: bool = True) -> dict:
         where = ""
         try:
             import ray
@@ -166,4 +172,7 @@ class PoolWorker:
             where = ray.get_runtime_context().get_node_id()[:8]
         except Exception:  # noqa: BLE001 - not on Ray (a test): the name alone
             pass
-        return run_node(job, f"{self.name}@{where}" if where else self.name).model_dump()
+        return run_node(job, f"{self.name}@{where}" if where else self.name, score=score).model_dump()
+
+    def resources(self) -> dict[str, float]:
+        return assigned()

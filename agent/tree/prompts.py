@@ -57,6 +57,44 @@ Its output ended with:
 ```
 Find the cause and fix it; change nothing else. Your plan says what went wrong and how you fix it."""
 
+CROSSOVER = """Here are two good solutions so far.
+Node {id} (score {metric} {value}):
+```python
+{code}
+```
+Node {mate_id} (score {metric} {mate_value}):
+```python
+{mate_code}
+```
+Write one script that combines them: take the stronger parts of each (for example one's model and the other's preprocessing or schedule), so that it can beat both."""
+
+TOOL = """The method tool `{tool}` was run in the workspace with the arguments {args}. Its JSON report:
+```json
+{report}
+```
+Write a solution that uses what this report shows (which methods or settings work, which do not){base}."""
+TOOL_BASE = """, starting from this solution (node {id}, score {metric} {value}):
+```python
+{code}
+```
+"""
+
+TOOL_ARGS = """Before the next solution is written, the method tool `{tool}` will be run in the workspace: {description}
+Its arguments (JSON schema):
+```json
+{schema}
+```
+Reply with one JSON object of arguments for a short, informative run, and nothing else."""
+
+FIX = """The script failed when it was run; its output ended with:
+```
+{error}
+```
+Find the cause and fix it; change nothing else. Reply with a short plan and the complete script in one ```python code block."""
+
+SAME_SCRIPT = ("This script is the same as node {id}'s, which was already run. Write a different "
+               "one: a short plan, then the whole script in one ```python code block.")
+
 BUDGET = "Budget left: {budget}."
 
 NO_CODE = ("Your reply held no ```python code block with the complete script. Reply again: a short "
@@ -90,11 +128,17 @@ def last_line(text: str) -> str:
 
 def build_messages(*, kind: str, problem: str, script: str, starting_code: str, journal: Journal,
                    parent: Node | None, metric: str, higher_is_better: bool, timeout: float,
-                   budget: str, memory_limit: int = 30, with_start: bool = True) -> list[dict[str, str]]:
+                   budget: str, memory_limit: int = 30, with_start: bool = True,
+                   mate: Node | None = None, tool: str = "", tool_args: str = "",
+                   report: str = "") -> list[dict[str, str]]:
     """The chat messages of one node's model call (``memory_limit`` latest nodes in the memory;
-    the starting script left out when ``with_start`` is false, to fit a small window)."""
+    the starting script left out when ``with_start`` is false, to fit a small window).
+    The research pool adds two kinds: ``crossover`` (``parent`` and ``mate``, both scripts
+    shown) and ``tool`` (the method ``tool``'s ``report``; ``parent`` optional)."""
     if kind == "draft":
         task = DRAFT
+    elif kind == "tool" and parent is None:
+        task = TOOL.format(tool=tool, args=tool_args, report=report, base="")
     elif parent is None:
         raise ValueError(f"a {kind} node needs a parent")
     elif kind == "improve":
@@ -103,6 +147,16 @@ def build_messages(*, kind: str, problem: str, script: str, starting_code: str, 
                               output=parent.output or "(nothing)")
     elif kind == "debug":
         task = DEBUG.format(id=parent.id, code=parent.code, error=parent.error or "(nothing)")
+    elif kind == "crossover":
+        if mate is None:
+            raise ValueError("a crossover needs two parents")
+        task = CROSSOVER.format(id=parent.id, value=_value(parent), code=parent.code,
+                                mate_id=mate.id, mate_value=_value(mate), mate_code=mate.code,
+                                metric=metric)
+    elif kind == "tool":
+        base = (TOOL_BASE.format(id=parent.id, metric=metric, value=_value(parent), code=parent.code)
+                if parent is not None else "")
+        task = TOOL.format(tool=tool, args=tool_args, report=report, base=base)
     else:
         raise ValueError(f"unknown node kind {kind!r}")
     rules = RULES.format(script=script, timeout=timeout, metric=metric,
@@ -111,6 +165,10 @@ def build_messages(*, kind: str, problem: str, script: str, starting_code: str, 
     parts = [memory(journal, metric, memory_limit), *start, task, rules, BUDGET.format(budget=budget)]
     return [{"role": "system", "content": SYSTEM.format(problem=problem.strip())},
             {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def _value(node: Node) -> str:
+    return f"{node.metric:.6g}" if node.metric is not None else "unknown"
 
 
 class NoCode(ValueError):

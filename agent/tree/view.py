@@ -100,11 +100,11 @@ def pool_tree(steps: Sequence[Step], higher_is_better: bool = True) -> RunTree:
     journal = Journal(higher_is_better=higher_is_better)
     for rec, step in records:
         extra = f" x node {rec.parents[1]}" if len(rec.parents) > 1 else ""
+        what = rec.plan.strip() or ", ".join(f"{k}={v!r}" for k, v in rec.setting.items())  # a model's plan
         journal.nodes.append(Node(
             id=rec.id, parent=rec.parents[0] if rec.parents else None,
             kind=KINDS.get(rec.operator, "improve"), code="",
-            plan=f"{rec.operator}{extra}: " + ", ".join(f"{k}={v!r}" for k, v in rec.setting.items())
-            + f" ({rec.worker or 'no worker'})",
+            plan=f"{rec.operator}{extra}: {what} ({rec.worker or 'no worker'})",
             metric=rec.search, metric_source="search" if rec.search is not None else None,
             select=selected.get(rec.id), status="good" if rec.scored else "buggy",
             error=rec.reason or rec.status, seconds=rec.wall_seconds, step=step))

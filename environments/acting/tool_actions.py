@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import partial
 
 from environments.acting.actions import ActionContext, ActionFailed, ActionSpec
 from environments.acting.observation import Observation
 from environments.untrusted.bounded import LimitError, loads_json
-from methods.registry import get_tool
+from methods.registry import UnknownToolError, get_tool
 from methods.toolspec import ToolSpec
 
 MAX_REPORT_BYTES = 8 << 20  # a report is printed by sandboxed code: parsed only when bounded
@@ -36,6 +37,20 @@ def run_tool(spec: ToolSpec, ctx: ActionContext, args) -> Observation:
     text = json.dumps(report, indent=1)
     return ctx.observe(text, exit_code=result.exit_code, seconds=result.seconds,
                        error=result.exit_code != 0 or "error" in report, data=report)
+
+
+def tool_specs(names: Sequence[str]) -> tuple[dict[str, ToolSpec], list[str]]:
+    """The registry's tools a task names, and why a name is none (a task.toml names tools as
+    text): what an actor that runs tools itself (the pool's tool operator) gets, without
+    reaching into the methods' registry from the agent room."""
+    found: dict[str, ToolSpec] = {}
+    missing: list[str] = []
+    for name in names:
+        try:
+            found[name] = get_tool(name)
+        except UnknownToolError as err:
+            missing.append(f"{name}: {err}")
+    return found, missing
 
 
 def tool_action(name: str, spec: ToolSpec | None = None) -> ActionSpec:

@@ -132,6 +132,7 @@ def test_a_namespace_killed_mid_command_ends_the_run_and_resume_completes_it(tin
     assert assert_completed_from_step_one(begun.run).sandbox == "local"
 
 
+@pytest.mark.slow  # a whole batch with a lost sandbox (~7 s); the run-level resumes above stay fast
 def test_retry_failed_resumes_a_batch_run_whose_sandbox_was_lost(tiny_task, tmp_path):
     model = f"replay/{actions_file(tmp_path / 'a.jsonl')}"
     spec = BatchSpec(tasks=[str(tiny_task)], models=[model], sandbox="local")

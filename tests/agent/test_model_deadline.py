@@ -71,8 +71,9 @@ def _ended_in_error(run, meta, word: str) -> dict:
 
 HOLDERS = [
     pytest.param({"drip": 0.2}, id="dripped_reply"),
-    pytest.param({"drip_headers": 0.2}, id="dripped_headers"),
-    pytest.param({"sse_forever": 0.05}, id="never_ending_event_stream"),
+    # each waits out its deadline (~1 s a provider): the fast set holds a drip and a silence
+    pytest.param({"drip_headers": 0.2}, id="dripped_headers", marks=pytest.mark.slow),
+    pytest.param({"sse_forever": 0.05}, id="never_ending_event_stream", marks=pytest.mark.slow),
     pytest.param({"hang": 60}, id="silent_server"),
 ]
 

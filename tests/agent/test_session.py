@@ -8,6 +8,7 @@ behavioural ones drive real replay runs on the tiny task in the local sandbox.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 from pathlib import Path
 
@@ -33,6 +34,7 @@ REPLAY_ALLOWED = {"agent/replay.py", "agent/session.py", "agent/factory.py"}
 FRONT_ENDS = ("tui/cli/run.py", "tui/cli/scoring.py", "tui/scoring.py", "agent/batch.py")
 
 
+@functools.cache  # the trees are read, never changed: parse the code base once per process
 def _sources() -> dict[str, ast.Module]:
     out = {}
     for package in PACKAGES:

@@ -14,6 +14,7 @@
 Prints numbers and ratios; asserts nothing (timings are not tests). The load average is
 printed before and after: on a shared machine the ratios say as much about the neighbours.
 Run: python tests/benchmarks/bench_pool.py [--task digits] [--seconds 240] [--seeds 0]
+[--skip-one-worker] [--skip-baseline]
 """
 
 from __future__ import annotations
@@ -81,40 +82,52 @@ def baseline_run(task: str, seconds: float, seed: int, runs: Path) -> dict:
             "test": score.value}
 
 
+def throughput(one: dict, two: dict) -> None:
+    print(f"  nodes scored/min: 1 worker {one['per_min']:.2f}, 2 workers {two['per_min']:.2f}, "
+          f"ratio {two['per_min'] / one['per_min']:.2f} (goal >= 1.7)")
+    # the runs draw different settings (an EPOCHS=60 node costs more): weighed by each
+    # node's own CPU seconds, the ratio compares the same amount of work
+    work = (two['per_min'] * two['cpu']) / (one['per_min'] * one['cpu'])
+    print(f"  CPU-seconds of nodes scored per minute: ratio {work:.2f}; per node CPU "
+          f"{one['cpu']:.2f} s (1 worker) vs {two['cpu']:.2f} s (2 workers)")
+    for label, r in (("1 worker", one), ("2 workers", two)):
+        print(f"  {label}: per node sandbox {r['sandbox']:.2f} s, worker overhead "
+              f"{r['worker_overhead']:.2f} s ({r['worker_overhead'] / r['sandbox']:.1%} of sandbox), "
+              f"driver gap {r['driver_gap']:.2f} s ({r['driver_gap'] / r['sandbox']:.1%}), "
+              f"search scoring {r['scoring']:.2f} s ({r['scoring'] / r['sandbox']:.1%}), "
+              f"cpu {r['cpu']:.2f} s")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--task", action="append", help="suite task (repeatable; default digits)")
     ap.add_argument("--seconds", type=float, default=240.0, help="each run's wall-clock budget")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
     ap.add_argument("--skip-baseline", action="store_true")
+    ap.add_argument("--skip-one-worker", action="store_true",
+                    help="only the 2-worker pool (and the baseline agent): the score table, no throughput ratio")
     args = ap.parse_args()
     runs = Path(tempfile.mkdtemp(prefix="bench-pool-"))
     print(f"cores {os.cpu_count()}, load before {load()}, runs in {runs}", flush=True)
+    table = []
     for task in args.task or ["digits"]:
         for seed in args.seeds:
-            one = pool_run(task, 1, args.seconds, seed, runs)
-            print(f"{task} seed {seed} pool 1 worker : {one}", flush=True)
+            one = None if args.skip_one_worker else pool_run(task, 1, args.seconds, seed, runs)
+            if one:
+                print(f"{task} seed {seed} pool 1 worker : {one}", flush=True)
             two = pool_run(task, 2, args.seconds, seed, runs)
             print(f"{task} seed {seed} pool 2 workers: {two}", flush=True)
-            print(f"  nodes scored/min: 1 worker {one['per_min']:.2f}, 2 workers {two['per_min']:.2f}, "
-                  f"ratio {two['per_min'] / one['per_min']:.2f} (goal >= 1.7)")
-            # the runs draw different settings (an EPOCHS=60 node costs more): weighed by each
-            # node's own CPU seconds, the ratio compares the same amount of work
-            work = (two['per_min'] * two['cpu']) / (one['per_min'] * one['cpu'])
-            print(f"  CPU-seconds of nodes scored per minute: ratio {work:.2f}; per node CPU "
-                  f"{one['cpu']:.2f} s (1 worker) vs {two['cpu']:.2f} s (2 workers)")
-            for label, r in (("1 worker", one), ("2 workers", two)):
-                print(f"  {label}: per node sandbox {r['sandbox']:.2f} s, worker overhead "
-                      f"{r['worker_overhead']:.2f} s ({r['worker_overhead'] / r['sandbox']:.1%} of sandbox), "
-                      f"driver gap {r['driver_gap']:.2f} s ({r['driver_gap'] / r['sandbox']:.1%}), "
-                      f"search scoring {r['scoring']:.2f} s ({r['scoring'] / r['sandbox']:.1%}), "
-                      f"cpu {r['cpu']:.2f} s")
-            if not args.skip_baseline:
-                base = baseline_run(task, args.seconds, seed, runs)
+            if one:
+                throughput(one, two)
+            base = None if args.skip_baseline else baseline_run(task, args.seconds, seed, runs)
+            if base:
                 print(f"{task} seed {seed} baseline agent: {base}")
-                print(f"  test: pool (2 workers) {two['test']} vs baseline agent {base['test']} "
-                      f"at {args.seconds:g} s each")
+            table.append((task, seed, two, base))
             print(f"load now {load()}", flush=True)
+    print("\n| task | seed | pool, 2 workers: test (nodes) | baseline agent: test (steps, wall s) |\n|---|---|---|---|")
+    for task, seed, two, base in table:
+        b = f"{base['test']} ({base['steps']}, {base['wall']:.0f})" if base else "-"
+        print(f"| {task} | {seed} | {two['test']} ({two['nodes']}) | {b} |")
 
 
 if __name__ == "__main__":

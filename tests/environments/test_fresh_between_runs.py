@@ -24,7 +24,7 @@ from tests.environments.test_scoring_steps import (
     later_scores,
 )
 from tests.environments.test_seam import TIMED_EVAL, TIMED_PRODUCE
-from tests.sandbox.backends import docker_marks
+from tests.sandbox.backends import LOCAL_AND_SLOW_DOCKER
 
 # --- a llama-inference-like timed submission: it skips its work once it finds a note -------
 
@@ -117,9 +117,7 @@ def two_phase_task(root):
         "env/sub/keep_me.txt": "pristine\n"})
 
 
-@pytest.mark.parametrize("backend", [
-    pytest.param("local", id="local"),
-    pytest.param("docker", id="docker", marks=[*docker_marks, pytest.mark.slow])])
+@pytest.mark.parametrize("backend", LOCAL_AND_SLOW_DOCKER)
 def test_a_two_phase_tasks_steps_score_as_alone_after_folder_notes(tmp_path, backend, scorer_stats):
     assert_nothing_left(two_phase_task, tmp_path, FOLDER_ATTACKS, backend, scorer_stats)
 

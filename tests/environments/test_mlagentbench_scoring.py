@@ -28,7 +28,7 @@ from environments.task.mlagentbench import NO_EVAL
 from environments.task.spec import load_task
 from tests import mlab_folders as mlab
 from tests.conftest import write_task
-from tests.sandbox.backends import docker_marks
+from tests.sandbox.backends import LOCAL_AND_SLOW_DOCKER, docker_marks
 
 BACKENDS = pytest.mark.parametrize("sandbox", ["local", pytest.param("docker", marks=docker_marks)])
 
@@ -83,7 +83,7 @@ def test_scores_equal_eval_py_called_directly(tmp_path, task):
     assert result.value == pytest.approx(_direct(root, ws), rel=1e-12)
 
 
-@BACKENDS
+@pytest.mark.parametrize("sandbox", LOCAL_AND_SLOW_DOCKER)
 def test_eval_imports_the_pristine_env_never_the_workspace(tmp_path, sandbox):
     """amp-parkinsons' eval.py does ``from train import smapep1`` from ``../env``: the task's
     pristine train.py, not a workspace's train.py that makes every submission perfect."""
@@ -126,6 +126,7 @@ def test_the_env_seen_by_the_scorer_is_read_only(tmp_path, sandbox):
     assert (spec.env_dir / "data.txt").read_text() == "1 2 3\n"
 
 
+@pytest.mark.slow  # scores three workspaces of a real folder (~11 s)
 def test_a_broken_starter_scores_against_mlagentbench_fixed_baseline(tmp_path):
     root = mlab.make_house_price(tmp_path / "hp-copy")
     spec = load_task(root)
@@ -217,6 +218,7 @@ def _replay(tmp_path: Path, actions: list[dict]) -> Path:
     return path
 
 
+@pytest.mark.slow  # four CLI processes on a real folder (~10 s)
 def test_cli_run_score_baseline_check_task_print_no_traceback(tmp_path):
     """The house-price copy through the CLI: the starter cannot run, so the score is against
     MLAgentBench's fixed baseline, and says so; no command prints a traceback."""

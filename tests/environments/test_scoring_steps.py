@@ -24,7 +24,8 @@ from agent.runner import create_run, drive
 from environments.scoring import score_scratch, scratch_sync
 from environments.scoring.score import score_run, score_steps
 from tests.conftest import write_task
-from tests.sandbox.backends import docker_marks
+from tests.fast_set import representatives
+from tests.sandbox.backends import LOCAL_AND_SLOW_DOCKER, docker_marks
 
 FINGERPRINT_EVAL = textwrap.dedent('''
     import hashlib, os, stat
@@ -161,8 +162,7 @@ def alone(run, task, steps, sandbox):
 BACKENDS = [pytest.param("local", id="local"), pytest.param("docker", id="docker", marks=docker_marks)]
 # the equality on docker is the same logic over a slower sandbox (a container per step): its
 # leftovers are tested in the fast set (..._on_docker), the whole equality in the slow set
-EQUALITY_BACKENDS = [pytest.param("local", id="local"),
-                     pytest.param("docker", id="docker", marks=[*docker_marks, pytest.mark.slow])]
+EQUALITY_BACKENDS = LOCAL_AND_SLOW_DOCKER
 
 
 @pytest.mark.parametrize("backend", EQUALITY_BACKENDS)
@@ -220,7 +220,7 @@ def later_scores(run, task, backend):
     return [together[4], together[5]], alone(run, task, [4, 5], backend)
 
 
-@pytest.mark.parametrize("what", ATTACKS)
+@pytest.mark.parametrize("what", representatives(ATTACKS, ["in-place", "fifo", "folder-size", "tmp-stuck"]))
 def test_an_evaluation_leaves_nothing_for_the_next_step(tmp_path, what, scorer_stats):
     assert_nothing_left(fingerprint_task, tmp_path, what, "local", scorer_stats)
 
@@ -272,12 +272,14 @@ def folder_mode_only(self, rel, st) -> bool:
     return st.st_mode & 0o7777 == scratch_sync.FOLDER_MODE
 
 
-@pytest.mark.parametrize(("what", "naive"), [
+@pytest.mark.parametrize(("what", "naive"), representatives([
     *[(w, "trusts S") for w in WORKSPACE_ATTACKS],
     ("in-place", "mtime and size"), ("read-only", "mtime and size"), ("tmp", "no renewing"),
     ("tmp-stuck", "no renewing"), ("tmp-stuck", "emptying instead of renewing"),
     ("folder-mtime", "folder times kept"), ("root-mode", "folder times kept"),
-    ("folder-size", "folders keyed by mode")])
+    ("folder-size", "folders keyed by mode")],  # the fast set: each defence taken away once
+    ["in-place-trusts S", "in-place-mtime and size", "tmp-no renewing", "tmp-stuck-emptying instead of renewing",
+     "folder-mtime-folder times kept", "folder-size-folders keyed by mode"]))
 def test_each_attack_gets_through_a_naive_scratch(tmp_path, monkeypatch, what, naive):
     """The mutations: each defence taken away in turn, its attack gets through, so it is
     that defence which stops it."""

@@ -29,7 +29,7 @@ from environments.scoring.submission import OUTPUTS, collect_outputs
 from environments.task.spec import load_task
 from sandbox.fs import WorkspaceError
 from tests.conftest import write_task
-from tests.sandbox.backends import docker_marks
+from tests.sandbox.backends import LOCAL_AND_SLOW_DOCKER, docker_marks
 
 SECRET = "HOST-SECRET-5e1f"
 
@@ -347,7 +347,7 @@ def timed_task(tmp_path: Path) -> Path:
                              "env/pkg/__init__.py": "", "env/data/ro.txt": "pristine\n"})
 
 
-@BACKENDS
+@pytest.mark.parametrize("sandbox", LOCAL_AND_SLOW_DOCKER)
 def test_timed_scoring_touches_its_workspaces_only_through_sandbox_fs(tmp_path, monkeypatch, sandbox):
     from environments.scoring.evaluate import evaluate
 

@@ -17,16 +17,16 @@ SHARPER_ATTENTION = ("    model.load_state_dict({k: v * (1.2 if 'wq' in k else 1
                      " for k, v in weights.items()})\n")
 
 REJECTED = [
-    # each a whole timed scoring of llama-inference (15-30 s): the slow set; vectorization's
-    # cases below hold the same gates (changed outputs, shape) in the fast set
+    # each a whole timed scoring (llama-inference 15-30 s, vectorization ~7 s): the slow set; the
+    # fast set holds the output gate through test_tamper's frozen timer (a wrong output, timed fast)
     pytest.param(*LLAMA, "    return out\n", "    out[:, -1] = 0\n    return out\n",
                  "outputs changed", id="llama-changed-outputs", marks=pytest.mark.slow),
     pytest.param(*LLAMA, "    model.load_state_dict(weights)\n", SHARPER_ATTENTION,
                  "outputs changed", id="llama-different-function", marks=pytest.mark.slow),
     pytest.param(*VECTOR, "output = relu(output)", "output = relu(output) * 1.01",
-                 "wrong output", id="vectorization-wrong-output"),
+                 "wrong output", id="vectorization-wrong-output", marks=pytest.mark.slow),
     pytest.param(*VECTOR, "        return output\n", "        return output[:, 1:]\n",
-                 "shape", id="vectorization-wrong-shape"),
+                 "shape", id="vectorization-wrong-shape", marks=pytest.mark.slow),
 ]
 
 
@@ -48,6 +48,7 @@ def test_a_changed_computation_is_rejected(name, rel, old, new, detail, prepared
     assert detail in result.detail
 
 
+@pytest.mark.slow  # a whole timed scoring (~10 s); test_timed_repeats holds the same gate on a toy task
 def test_cached_answers_do_not_pass(prepared_suite_task, tmp_path):
     """Every repeat is a new process with a new challenge, and the workspace and /tmp are reset
     between repeats: an answer saved by one repeat and replayed by the next is caught."""

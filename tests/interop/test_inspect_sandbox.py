@@ -121,7 +121,8 @@ def _leftovers(workspaces: Path) -> list[str]:
 
 
 BACKENDS = [pytest.param("labcoat-local", id="local"),
-            pytest.param("labcoat-docker", id="docker", marks=docker_marks)]
+            pytest.param("labcoat-docker", id="docker", marks=[*docker_marks, pytest.mark.slow])]
+# the docker kind is the same adapter over another labcoat backend (the fast set: local)
 
 
 @pytest.mark.parametrize("kind", BACKENDS)

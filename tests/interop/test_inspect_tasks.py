@@ -73,7 +73,7 @@ def test_a_model_that_does_nothing_is_scored_and_is_not_a_success(tmp_path):
     assert log.results.scores[0].metrics["success_rate"].value == 0.0
 
 
-@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+@pytest.mark.parametrize("backend", ["local", pytest.param("docker", marks=[pytest.mark.docker, pytest.mark.slow])])
 def test_a_model_that_improves_the_script_is_scored_a_success_by_labcoat(tmp_path, backend):
     outputs = [call("Write_File", file_name="train.py", content=REFERENCE),
                call("Execute_Script", script_name="train.py"),

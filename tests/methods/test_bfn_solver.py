@@ -222,6 +222,7 @@ def test_task_reference_beats_baseline():
     th.assert_check_task("bfn-fast-sampling")
 
 
+@pytest.mark.slow  # prepares bfn-fast-sampling (three splits' secret transforms: SLOW_PREPARE)
 def test_task_ignoring_the_denoiser_fails(tmp_path):
     spec = th.prepared_task("bfn-fast-sampling")
     cheat = tmp_path / "cheat"

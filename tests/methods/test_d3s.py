@@ -68,6 +68,7 @@ def ipc5(split, teachers):
 # --- teachers and the KL ---------------------------------------------------------------------
 
 
+@pytest.mark.slow  # trains the teachers (~11 s); every claim test that needs them is slow too
 def test_teachers_are_accurate(split, teachers):
     for teacher in teachers:
         assert accuracy(teacher, split.X_test, split.y_test) >= 0.97  # spec: 0.99
@@ -107,6 +108,7 @@ def test_distilled_set_contract(split, ipc1, ipc5):
     assert torch.equal(real.y, split.y_train[real.init_index])
 
 
+@pytest.mark.slow  # needs the teachers (above)
 def test_identical_seeds_give_identical_images(split, teachers):
     cfg = DistillConfig(ipc=2, method="d3s", steps=20, init_seed=3)
     assert torch.equal(distill(split, teachers, cfg).X, distill(split, teachers, cfg).X)

@@ -67,7 +67,7 @@ def test_population_loss_matches_monte_carlo():
 # ------------------------------------------------------------------ 3. identity closed forms
 
 
-@pytest.mark.parametrize("kind,p,d", [("bg", 0.2, 96), ("bg", 0.5, 96),
+@pytest.mark.parametrize("kind,p,d", [("bg", 0.2, 96), pytest.param("bg", 0.5, 96, marks=pytest.mark.slow),
                                       ("sparse_rademacher", 0.2, 64),
                                       ("sparse_rademacher", 0.8, 64)])
 def test_identity_encoder_matches_closed_form(kind, p, d):

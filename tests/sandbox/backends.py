@@ -79,6 +79,10 @@ docker_marks = [
                        reason=docker_unavailable() or "docker available"),
 ]
 
+LOCAL_AND_SLOW_DOCKER = [pytest.param("local", id="local"),
+                         pytest.param("docker", id="docker", marks=[*docker_marks, pytest.mark.slow])]
+"""Where docker repeats a local check through the same code (the fast set keeps local; CI runs both)."""
+
 BACKEND_PARAMS = [
     pytest.param("local", id="local-bwrap"),
     pytest.param("local-bundled", id="local-bundled-bwrap"),

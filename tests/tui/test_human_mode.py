@@ -5,6 +5,8 @@ submission.csv fails fast), where a timed task's scoring would take most of a mi
 
 from __future__ import annotations
 
+import pytest
+
 from environments.record.runs import RunDir
 from tests.tui.conftest import SIZE, click, settle, wait_for
 from tui.screens.ask import AskScreen
@@ -22,6 +24,7 @@ async def submit(app, pilot, action: str, **values) -> None:
     await settle(app, pilot)
 
 
+@pytest.mark.slow  # a whole suite-task episode through the TUI (~12 s); test_human_actor.py holds each part
 async def test_human_episode_on_a_suite_task_is_recorded_like_an_agent_run(app, tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()

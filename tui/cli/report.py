@@ -1,4 +1,5 @@
-"""``labcoat report runs|family|tree``: a table over run folders, a run's forks, a tree run's nodes.
+"""``labcoat report runs|family|tree|compute``: a table over run folders, a run's forks, a tree
+run's nodes, runs' search against wall clock and compute.
 
 The spellings from before the subcommands (``report RUNS_DIR``, ``report --family RUN_DIR``,
 ``report --tree RUN_DIR``) still work: :class:`ReportGroup` sends them to :func:`legacy_cmd`,
@@ -34,7 +35,7 @@ from tui.cli.common import (
 )
 from tui.terminal_text import safe_text
 
-SUBCOMMANDS = ("runs", "family", "tree")
+SUBCOMMANDS = ("runs", "family", "tree", "compute")
 ROWS_NOTE = ("A row counts independent attempts (one per task × actor × seed); forks (their own "
              "steps and tokens), interrupted, resumed and repeated runs have rows of their own "
              "(--pool-all pools them). Failures count as runs without success.")
@@ -118,7 +119,8 @@ class ReportGroup(Group):
 
 app = typer.Typer(cls=ReportGroup, no_args_is_help=True,
                   help="Reports over run folders: runs (a task × actor table), family (a run and "
-                  "its forks), tree (a tree run's nodes).")
+                  "its forks), tree (a tree run's nodes), compute (runs' best search score by "
+                  "wall-clock and CPU seconds).")
 
 
 def register(parent: typer.Typer) -> None:
@@ -183,6 +185,38 @@ def tree_cmd(
 ) -> None:
     """A tree run's nodes (parent, op, status, metric, seconds, plan), the best marked."""
     tree_report(run_dir, as_json=as_json, markdown=markdown, wide=wide)
+
+
+@app.command("compute")
+def compute_cmd(
+    run_dirs: list[Path] = typer.Argument(..., metavar="RUN_DIR", help="run directories to "
+                                          "compare (pools on any number of workers, ordinary runs)"),
+    wall: Optional[str] = typer.Option(None, "--wall", metavar="S,S,..", help="wall-clock marks "
+                                       "in seconds (default: quarters of the longest run)"),
+    cpu: Optional[str] = typer.Option(None, "--cpu", metavar="S,S,..", help="CPU-second marks "
+                                      "(default: quarters of the most CPU seconds a run spent)"),
+    markdown: bool = MARKDOWN_OPT,
+    as_json: bool = JSON_OPT,
+    wide: bool = WIDE_OPT,
+) -> None:
+    """Each run's best search score by each wall-clock and CPU-second mark, and its test score:
+    a pool on 2 workers, one on 8 and an ordinary run side by side."""
+    compute_runs_report(run_dirs, wall=marks(wall, "--wall"), cpu=marks(cpu, "--cpu"),
+                        as_json=as_json, markdown=markdown, wide=wide)
+
+
+def marks(text: str | None, flag: str) -> list[float] | None:
+    """``60,120,300`` as seconds; a usage error names the flag."""
+    if not text:
+        return None
+    try:
+        found = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        fail(f"{flag} {text}: give seconds separated by commas, e.g. {flag} 60,120,300")
+        raise  # unreachable: fail() exits
+    if not found or any(m <= 0 for m in found):
+        fail(f"{flag} {text}: every mark is a number of seconds above 0")
+    return found
 
 
 @app.command("legacy", hidden=True)
@@ -337,6 +371,37 @@ def family_report(run_dir: Path, *, as_json: bool, markdown: bool, diff: bool, w
             console.print("no forks yet: labcoat run --fork RUN_DIR --at K starts one", highlight=False)
     for d in diffs:  # the actors' files: their bytes are never the terminal's (echo)
         echo("\n" + "\n".join(d.report(full)))
+
+
+def compute_runs_report(run_dirs: list[Path], *, wall: list[float] | None, cpu: list[float] | None,
+                        as_json: bool, markdown: bool, wide: bool) -> None:
+    """``labcoat report compute RUN...``: the runs' search against wall clock and compute."""
+    from environments.reports import dump, md_table
+    from tui.cli.compute_report import (
+        compute_footer,
+        compute_header,
+        compute_names,
+        compute_report,
+        compute_rows,
+    )
+    from tui.cli.tree_report import TreeReportError
+
+    try:
+        report = compute_report(run_dirs, wall, cpu)
+    except TreeReportError as err:
+        fail(str(err))
+        raise  # unreachable: fail() exits
+    if as_json:
+        typer.echo(dump(report.model_dump()))
+        return
+    names, rows = compute_names(report), compute_rows(report)
+    if markdown:
+        echo(f"{compute_header(report)}\n\n{md_table(names, rows)}\n\n{compute_footer(report)}\n", nl=False)
+        return
+    cols = [Col(n, key=n == "run", extra=n in ("wall s", "cpu s", "cpu from"),
+                justify="left" if n in ("run", "agent", "cpu from") else "right") for n in names]
+    print_table(compute_header(report), cols, rows, wide=wide)
+    console.print(safe_text(compute_footer(report)), highlight=False)
 
 
 def tree_report(run_dir: Path, *, as_json: bool, markdown: bool, wide: bool) -> None:

@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agent.pool.records import NodeRecord, has_pool, nodes_of
+from agent.pool.records import NodeRecord, Operator, has_pool, nodes_of
 from agent.tree.nodes import Node, NodeKind
 from agent.tree.prompts import last_line
 from agent.tree.view import has_tree, regular_file, run_metric, tree_of
@@ -39,7 +39,7 @@ class TreeNodeRow(BaseModel):
 
     node: int
     parent: int | None
-    op: NodeKind | Literal["start", "crossover"]
+    op: NodeKind | Operator
     status: Literal["ok", "buggy", "not run", "lost"]
     metric: float | None = Field(description="the node's metric; None for a buggy or unrun node")
     metric_source: Literal["search", "validation", "output"] | None = Field(
