@@ -112,8 +112,9 @@ def test_the_table_reads_for_people(two_runs, monkeypatch):
 def test_bad_input_is_one_clear_line(two_runs, tmp_path):
     res = compute(str(two_runs[0]), "--wall", "soon")
     assert res.exit_code == 2 and "--wall soon: give seconds separated by commas" in " ".join(res.output.split())
-    res = compute(str(two_runs[0]), "--cpu", "0")
-    assert res.exit_code == 2 and "above 0" in res.output
+    for bad in ("0", "nan", "inf"):
+        res = compute(str(two_runs[0]), "--cpu", bad)
+        assert res.exit_code == 2 and "above 0" in res.output, bad
     res = compute(str(tmp_path / "nothing"))
     assert res.exit_code == 2 and "no such run directory" in res.output
 

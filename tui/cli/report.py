@@ -13,6 +13,7 @@ task (one table a task, its name in the title) rather than spend a column on it.
 
 from __future__ import annotations
 
+import math
 import textwrap
 from pathlib import Path
 from typing import Optional
@@ -214,7 +215,7 @@ def marks(text: str | None, flag: str) -> list[float] | None:
     except ValueError:
         fail(f"{flag} {text}: give seconds separated by commas, e.g. {flag} 60,120,300")
         raise  # unreachable: fail() exits
-    if not found or any(m <= 0 for m in found):
+    if not found or any(not math.isfinite(m) or m <= 0 for m in found):  # float() takes "nan"
         fail(f"{flag} {text}: every mark is a number of seconds above 0")
     return found
 
