@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import pytest
-from _pytest.mark.structures import ParameterSet
+
+ParameterSet = type(pytest.param(None))  # what pytest.param makes (its class is not public API)
 
 
 def _id(value: Any) -> str:
