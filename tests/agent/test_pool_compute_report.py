@@ -102,11 +102,16 @@ def test_the_table_reads_for_people(two_runs, monkeypatch):
     assert res.exit_code == 0, res.output
     lines = [line.replace("│", " ").split() for line in res.output.splitlines()]
     rows = {cells[0]: cells for cells in lines if cells and cells[0] in ("pool-2", "baseline-1")}
-    assert rows["pool-2"][1:] == ["pool", "2", "41", "42", "rusage", "0.7", "0.7", "0.5", "0.9"]
-    assert rows["baseline-1"][1:] == ["baseline", "1", "60", "wall", "only", "—", "0.8", "—"]
+    assert rows["pool-2"][1:] == ["2", "0.9", "0.7", "0.7", "0.5", "pool", "41", "42", "rusage"]
+    assert rows["baseline-1"][1:] == ["1", "—", "—", "0.8", "baseline", "60", "wall", "only"]
     assert "≤15 s" in res.output and "≤20 cpu s" in res.output and "wall only" in " ".join(res.output.split())
     md = compute(*map(str, two_runs), "--wall", "15", "--cpu", "20", "--markdown").output
-    assert "| pool-2 | pool | 2 |" in md
+    assert "| pool-2 | 2 | 0.9 | 0.7 |" in md
+    monkeypatch.setattr(common.console, "_width", 80)  # a terminal: the scores stay, descriptions go
+    narrow = compute(*map(str, two_runs), "--wall", "15,30,45,60", "--cpu", "10,20").output
+    header = next(line for line in narrow.splitlines() if line.strip().startswith("run"))
+    assert header.split()[:4] == ["run", "workers", "test", "≤15"], header
+    assert "agent, wall s, cpu s, cpu from" in " ".join(narrow.split())
 
 
 def test_bad_input_is_one_clear_line(two_runs, tmp_path):

@@ -209,10 +209,13 @@ def compute_header(report: ComputeReport) -> str:
             f"{', '.join(metrics)}")
 
 
+EXTRA = ("agent", "wall s", "cpu s", "cpu from")  # last, and first to give way at 80 columns
+
+
 def compute_names(report: ComputeReport) -> list[str]:
-    return (["run", "agent", "workers", "wall s", "cpu s", "cpu from"]
-            + [f"≤{seconds_text(m)} s" for m in report.wall_marks]
-            + [f"≤{seconds_text(m)} cpu s" for m in report.cpu_marks] + ["test"])
+    """The scores before the descriptions: a narrow terminal drops the rightmost columns."""
+    return (["run", "workers", "test"] + [f"≤{seconds_text(m)} s" for m in report.wall_marks]
+            + [f"≤{seconds_text(m)} cpu s" for m in report.cpu_marks] + list(EXTRA))
 
 
 def compute_rows(report: ComputeReport) -> list[list[str]]:
@@ -221,11 +224,11 @@ def compute_rows(report: ComputeReport) -> list[list[str]]:
     def cell(x: float | None) -> str:
         return "—" if x is None else num(x)
 
-    return [[r.run, r.agent, str(r.workers), seconds_text(r.wall_seconds),
-             "" if r.cpu_seconds is None else seconds_text(r.cpu_seconds), r.cpu_source]
-            + [cell(m.best_search) for m in r.by_wall]
+    return [[r.run, str(r.workers), cell(r.test)] + [cell(m.best_search) for m in r.by_wall]
             + [cell(m.best_search) if r.cpu_seconds is not None else "" for m in r.by_cpu]
-            + [cell(r.test)] for r in report.runs]
+            + [r.agent, seconds_text(r.wall_seconds),
+               "" if r.cpu_seconds is None else seconds_text(r.cpu_seconds), r.cpu_source]
+            for r in report.runs]
 
 
 def compute_footer(report: ComputeReport) -> str:

@@ -379,6 +379,7 @@ def compute_runs_report(run_dirs: list[Path], *, wall: list[float] | None, cpu: 
     """``labcoat report compute RUN...``: the runs' search against wall clock and compute."""
     from environments.reports import dump, md_table
     from tui.cli.compute_report import (
+        EXTRA,
         compute_footer,
         compute_header,
         compute_names,
@@ -399,7 +400,7 @@ def compute_runs_report(run_dirs: list[Path], *, wall: list[float] | None, cpu: 
     if markdown:
         echo(f"{compute_header(report)}\n\n{md_table(names, rows)}\n\n{compute_footer(report)}\n", nl=False)
         return
-    cols = [Col(n, key=n == "run", extra=n in ("wall s", "cpu s", "cpu from"),
+    cols = [Col(n, key=n == "run", extra=n in EXTRA,
                 justify="left" if n in ("run", "agent", "cpu from") else "right") for n in names]
     print_table(compute_header(report), cols, rows, wide=wide)
     console.print(safe_text(compute_footer(report)), highlight=False)
