@@ -14,6 +14,8 @@ from environments.record.runs import ActorSpec, RunMeta, Step
 from environments.scoring.score import Score
 from tests.agent.test_pool_run import pool_run  # noqa: F401 - the one pool run's fixture
 from tui.cli import app, common
+from tui.cli.compute_report import chart_series, compute_report
+from tui.text_plot import ascii_plot
 
 T = "2026-01-01T10:{:02d}:{:02d}.000+00:00"
 
@@ -122,6 +124,68 @@ def test_bad_input_is_one_clear_line(two_runs, tmp_path):
         assert res.exit_code == 2 and "above 0" in res.output, bad
     res = compute(str(tmp_path / "nothing"))
     assert res.exit_code == 2 and "no such run directory" in res.output
+
+
+def test_the_charts_sample_each_run_as_a_step_curve(two_runs):
+    report = compute_report(list(two_runs))
+    wall = dict(chart_series(report, cpu=False, samples=61))  # a sample a second, 0..60
+    assert {x for x, _ in wall["pool-2"]} == set(range(12, 42))  # its first node ended at 12 s, the run at 41 s
+    assert {x: y for x, y in wall["pool-2"]}[13] == 0.5 and all(
+        y == 0.7 for x, y in wall["pool-2"] if x >= 14)
+    base = dict(wall["baseline-1"])
+    assert min(base) == 20 and base[49] == 0.6 and base[50] == base[60] == 0.8  # never worse
+    cpu = chart_series(report, cpu=True, samples=43)  # the pool's 42 CPU seconds
+    assert cpu["baseline-1"] == []  # wall only: no CPU points, but it keeps its marker
+    assert dict(cpu["pool-2"])[21] == 0.5 and dict(cpu["pool-2"])[22] == 0.7
+
+
+def test_plot_charts_wall_and_cpu_seconds_with_one_marker_per_run(two_runs, monkeypatch):
+    monkeypatch.setattr(common.console, "_width", 80)
+    res = compute(*map(str, two_runs), "--plot")
+    assert res.exit_code == 0, res.output
+    wall_chart, cpu_chart = res.output.split("best search score by wall-clock seconds")[1].split(
+        "best search score by CPU seconds")
+    assert "● baseline-1   ▲ pool-2" in wall_chart and "0 s" in wall_chart and "60 s" in wall_chart
+    assert "▲ pool-2" in cpu_chart and "baseline-1" not in cpu_chart and "42 s" in cpu_chart
+    assert "●" not in cpu_chart  # the baseline run has no CPU seconds: no points there
+    rows = [line for line in wall_chart.splitlines() if "│" in line]
+    assert len(rows) == 10 and rows[0].split("│")[0].strip() == "0.8" and rows[-1].split("│")[0].strip() == "0.5"
+    assert all(len(line) <= 80 for line in (wall_chart + cpu_chart).splitlines())
+    md = compute(*map(str, two_runs), "--plot", "--markdown").output
+    assert md.count("```") == 2 and "best search score by CPU seconds" in md
+
+
+def test_a_scores_axis_fits_the_scores():
+    chart = ascii_plot({"a": [(0, 0.84), (1, 0.87)]}, width=10, height=5, zero=False)
+    rows = [line.split("│")[1] for line in chart.splitlines() if "│" in line]
+    assert "●" in rows[0] and "●" in rows[-1] and "┄" not in chart  # 0 is not on the axis
+    flat = ascii_plot({"a": [(0, 0.84), (1, 0.84)]}, width=10, height=5, zero=False)
+    assert "●" in flat  # one value: a flat line, not a division by zero
+
+
+def test_plots_writes_a_png_and_json_stays_one_document(two_runs, tmp_path):
+    res = CliRunner().invoke(app, ["report", "compute", *map(str, two_runs), "--plots",
+                                   str(tmp_path / "figs"), "--json"])
+    assert res.exit_code == 0, res.output
+    png = tmp_path / "figs" / "compute.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+    assert json.loads(res.stdout)["runs"][0]["run"] == "pool-2" and "wrote" in res.stderr
+    (tmp_path / "file").write_text("")
+    bad = compute(str(two_runs[0]), "--plots", str(tmp_path / "file"))
+    assert bad.exit_code == 2 and "--plots" in bad.output
+
+
+def test_a_run_named_to_attack_the_charts_is_shown_as_text(tmp_path, monkeypatch):
+    """A run's name is text: an escape sequence is shown, never obeyed, and ``$...$`` (which
+    matplotlib would parse as mathtext and may fail on) is drawn as it is."""
+    name = "x$\\frac{$\x1b]52;c;aGk=\x07"
+    run = write_run(tmp_path, name, ActorSpec(kind="baseline"), [
+        step(0, 1, "List Files", seconds=1.0),
+        step(1, 20, "Validate Submission", {"split": "search", "value": 0.6})], test=None)
+    res = compute(str(run), "--plot", "--plots", str(tmp_path / "figs"))
+    assert res.exit_code == 0, res.output
+    assert "\x1b" not in res.output and "\\x1b]52" in res.output
+    assert (tmp_path / "figs" / "compute.png").stat().st_size > 10_000
 
 
 @pytest.mark.slow

@@ -240,3 +240,91 @@ def compute_footer(report: ComputeReport) -> str:
                  "harness score one: Validate Submission, Score Candidate). ")
     return (note + "— : no search score by then. Wall seconds count from the run's start; CPU "
             "seconds are the nodes' sandbox processes'; --json has each run's curve.")
+
+
+# ---- charts ---------------------------------------------------------------------------------
+
+CHART_SAMPLES = 56  # columns of the terminal chart: fits 80 columns with its axis labels
+
+
+def chart_series(report: ComputeReport, *, cpu: bool,
+                 samples: int = CHART_SAMPLES) -> dict[str, list[tuple[float, float]]]:
+    """Each run's best search score sampled at evenly spaced seconds (wall or CPU) from 0 to the
+    longest run's: on a character grid a step curve needs a point per column, since the points
+    where the best changed alone leave most of the chart empty. Every run has a series, so it
+    keeps its marker from chart to chart; one with no CPU seconds has no points on the CPU
+    chart, and a sample before a run's first score or after its end has none either."""
+    end = max(((r.cpu_seconds or 0.0) if cpu else r.wall_seconds for r in report.runs), default=0.0)
+    series: dict[str, list[tuple[float, float]]] = {r.run: [] for r in report.runs}
+    if end <= 0:
+        return series
+    for r in report.runs:
+        if cpu and r.cpu_seconds is None:
+            continue
+        last = (r.cpu_seconds or 0.0) if cpu else r.wall_seconds
+        for i in range(samples):
+            x = end * i / (samples - 1)
+            y = best_by(r.curve, x, cpu) if x <= last + 1e-9 else None  # the run had ended
+            if y is not None:
+                series[r.run].append((x, y))
+    return series
+
+
+def compute_charts(report: ComputeReport, width: int = CHART_SAMPLES) -> str:
+    """The best search score against wall-clock seconds and, where runs have them, against CPU
+    seconds: ``labcoat report compute --plot``."""
+    from tui.cli.common import num
+    from tui.text_plot import ascii_plot
+
+    parts = []
+    for cpu, what in ((False, "wall-clock seconds"), (True, "CPU seconds")):
+        series = chart_series(report, cpu=cpu, samples=width)
+        if not any(series.values()):
+            if cpu:
+                parts.append("(no CPU chart: no run's trace has CPU seconds)")
+            continue
+        end = max(x for pts in series.values() for x, _ in pts)
+        end = max(end, max(((r.cpu_seconds or 0.0) if cpu else r.wall_seconds) for r in report.runs))
+        parts.append(f"best search score by {what} ({report.runs[0].direction} is better)\n\n" +
+                     ascii_plot(series, width=width, height=10, zero=False, y_label=num,
+                                x_label=lambda s: f"{seconds_text(s)} s", x_range=(0.0, end)))
+    return "\n\n".join(parts) or "No run has a search score to chart."
+
+
+def write_compute_plot(report: ComputeReport, folder: Path) -> Path:
+    """``compute.png`` in ``folder``: the best search score against wall-clock seconds and
+    against CPU seconds, one step line per run (``labcoat report compute --plots FOLDER``)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from environments.untrusted.text import visible
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for ax, cpu, what in ((axes[0], False, "wall-clock seconds"), (axes[1], True, "CPU seconds")):
+        for i, r in enumerate(report.runs):
+            pts = [(p.cpu_seconds if cpu else p.wall_seconds, p.best_search) for p in r.curve
+                   if p.best_search is not None and (p.cpu_seconds is not None or not cpu)]
+            if pts:
+                label = visible(f"{r.run} ({r.workers} worker{'s' if r.workers != 1 else ''})"
+                                ).replace("$", r"\$")  # a run's name is text: no control, no mathtext
+                ax.step([x for x, _ in pts], [y for _, y in pts], where="post", marker="o", ms=3,
+                        color=f"C{i % 10}", label=label)
+        ax.set_xlabel(what)
+        ax.set_ylabel(f"best search score ({report.runs[0].direction if report.runs else 'higher'} "
+                      "is better)")
+        ax.grid(alpha=0.3)
+        if not ax.get_legend_handles_labels()[0]:
+            ax.text(0.5, 0.5, "no run has CPU seconds" if cpu else "no search score", ha="center",
+                    transform=ax.transAxes)
+    handles, labels = axes[0].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, fontsize=7, loc="lower center", ncol=min(3, len(labels)))
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    path = folder / "compute.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

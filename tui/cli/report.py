@@ -199,11 +199,15 @@ def compute_cmd(
     markdown: bool = MARKDOWN_OPT,
     as_json: bool = JSON_OPT,
     wide: bool = WIDE_OPT,
+    plot: bool = typer.Option(False, "--plot", help="after the table, chart each run's best "
+                              "search score against wall-clock and CPU seconds"),
+    plots: Optional[Path] = typer.Option(None, "--plots", help="write the same charts as "
+                                         "compute.png into this folder"),
 ) -> None:
     """Each run's best search score by each wall-clock and CPU-second mark, and its test score:
     a pool on 2 workers, one on 8 and an ordinary run side by side."""
     compute_runs_report(run_dirs, wall=marks(wall, "--wall"), cpu=marks(cpu, "--cpu"),
-                        as_json=as_json, markdown=markdown, wide=wide)
+                        as_json=as_json, markdown=markdown, wide=wide, plot=plot, plots=plots)
 
 
 def marks(text: str | None, flag: str) -> list[float] | None:
@@ -375,16 +379,19 @@ def family_report(run_dir: Path, *, as_json: bool, markdown: bool, diff: bool, w
 
 
 def compute_runs_report(run_dirs: list[Path], *, wall: list[float] | None, cpu: list[float] | None,
-                        as_json: bool, markdown: bool, wide: bool) -> None:
+                        as_json: bool, markdown: bool, wide: bool, plot: bool = False,
+                        plots: Path | None = None) -> None:
     """``labcoat report compute RUN...``: the runs' search against wall clock and compute."""
     from environments.reports import dump, md_table
     from tui.cli.compute_report import (
         EXTRA,
+        compute_charts,
         compute_footer,
         compute_header,
         compute_names,
         compute_report,
         compute_rows,
+        write_compute_plot,
     )
     from tui.cli.tree_report import TreeReportError
 
@@ -393,17 +400,25 @@ def compute_runs_report(run_dirs: list[Path], *, wall: list[float] | None, cpu: 
     except TreeReportError as err:
         fail(str(err))
         raise  # unreachable: fail() exits
+    if plots is not None:  # said on stderr: --json's stdout stays one document
+        try:
+            err_console.print(safe_text(f"wrote {write_compute_plot(report, plots)}"), highlight=False)
+        except OSError as err:
+            fail(f"--plots {plots}: {err.strerror or err}")
     if as_json:
         typer.echo(dump(report.model_dump()))
         return
     names, rows = compute_names(report), compute_rows(report)
+    charts = f"\n\n{compute_charts(report)}" if plot else ""
     if markdown:
-        echo(f"{compute_header(report)}\n\n{md_table(names, rows)}\n\n{compute_footer(report)}\n", nl=False)
+        charts = f"\n\n```\n{charts.strip()}\n```" if plot else ""
+        echo(f"{compute_header(report)}\n\n{md_table(names, rows)}\n\n{compute_footer(report)}{charts}\n",
+             nl=False)
         return
     cols = [Col(n, key=n == "run", extra=n in EXTRA,
                 justify="left" if n in ("run", "agent", "cpu from") else "right") for n in names]
     print_table(compute_header(report), cols, rows, wide=wide)
-    console.print(safe_text(compute_footer(report)), highlight=False)
+    console.print(safe_text(compute_footer(report) + charts), highlight=False)
 
 
 def tree_report(run_dir: Path, *, as_json: bool, markdown: bool, wide: bool) -> None:

@@ -21,8 +21,8 @@ from environments.reports import (
     row_cells,
 )
 from tui.terminal_text import visible
+from tui.text_plot import ascii_plot
 from tui.widgets.footer import KeysFooter
-from tui.widgets.plot import ascii_plot
 
 #: the plot's views, in the order ``a`` steps through them: (key, title, x label)
 VIEWS = (("steps", "improvement over steps", None),

@@ -12,7 +12,7 @@ from environments.record.runs import RunDir
 from environments.scoring.score import Score
 from tui.scoring import curve, score_line
 from tui.terminal_text import visible
-from tui.widgets.plot import ascii_plot
+from tui.text_plot import ascii_plot
 
 NO_CURVE = "No per-step scores yet: press C on the Runs screen (or `labcoat score --all-steps`)."
 
