@@ -45,7 +45,7 @@ def ascii_plot(series: dict[str, list[tuple[float, float]]], width: int = 60, he
     def cell(x: float, y: float) -> tuple[int, int]:
         col = 0 if x1 == x0 else round((x - x0) / (x1 - x0) * (width - 1))
         row = height - 1 - round((y - y0) / (y1 - y0) * (height - 1))
-        return row, col
+        return min(max(row, 0), height - 1), min(max(col, 0), width - 1)  # x_range may cut a point
 
     zero_row = cell(x0, 0.0)[0] if y0 <= 0.0 <= y1 else None
     if zero_row is not None:

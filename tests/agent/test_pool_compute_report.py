@@ -161,6 +161,8 @@ def test_a_scores_axis_fits_the_scores():
     assert "●" in rows[0] and "●" in rows[-1] and "┄" not in chart  # 0 is not on the axis
     flat = ascii_plot({"a": [(0, 0.84), (1, 0.84)]}, width=10, height=5, zero=False)
     assert "●" in flat  # one value: a flat line, not a division by zero
+    cut = ascii_plot({"a": [(0, 1.0), (5, 2.0)]}, width=10, height=5, x_range=(0.0, 1.0))
+    assert "●" in cut.splitlines()[0]  # a point past the range is drawn at its edge, not an IndexError
 
 
 def test_plots_writes_a_png_and_json_stays_one_document(two_runs, tmp_path):

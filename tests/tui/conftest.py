@@ -6,6 +6,7 @@ import asyncio
 import time
 
 import pytest
+from textual.css.query import NoMatches
 from textual.errors import NoWidget
 
 from tui.app import LabcoatApp
@@ -46,12 +47,23 @@ async def settle(app, pilot, rounds: int = 3) -> None:
         await pilot.pause()
 
 
+def _holds(predicate, missing: list[str]) -> bool:
+    try:
+        return bool(predicate())
+    except NoMatches as err:
+        missing[:] = [str(err)]
+        return False
+
+
 async def wait_for(pilot, predicate, timeout: float = 60.0) -> None:
-    """Poll the UI until ``predicate()`` holds (live runs post steps from a thread)."""
+    """Poll the UI until ``predicate()`` holds (live runs post steps from a thread). A query
+    that finds nothing yet counts as not yet: a screen just pushed from a worker's message is
+    current before its widgets are mounted, so ``query_one`` in a predicate may run between."""
     deadline = time.monotonic() + timeout
-    while not predicate():
+    missing: list[str] = []  # the last query that found nothing, said if it never does
+    while not _holds(predicate, missing):
         if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting for the UI")
+            raise AssertionError("timed out waiting for the UI" + "".join(f" ({m})" for m in missing))
         await pilot.pause(0.05)
         await asyncio.sleep(0)
 
