@@ -308,6 +308,9 @@ def write_compute_plot(report: ComputeReport, folder: Path) -> Path:
         for i, r in enumerate(report.runs):
             pts = [(p.cpu_seconds if cpu else p.wall_seconds, p.best_search) for p in r.curve
                    if p.best_search is not None and (p.cpu_seconds is not None or not cpu)]
+            end = r.cpu_seconds if cpu else r.wall_seconds
+            if pts and end is not None and end > pts[-1][0]:
+                pts.append((end, pts[-1][1]))  # the line runs on to the run's end, as the table's marks do
             if pts:
                 label = visible(f"{r.run} ({r.workers} worker{'s' if r.workers != 1 else ''})"
                                 ).replace("$", r"\$")  # a run's name is text: no control, no mathtext
