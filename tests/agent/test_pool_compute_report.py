@@ -177,7 +177,7 @@ def test_plots_writes_a_png_and_json_stays_one_document(two_runs, tmp_path):
     assert bad.exit_code == 2 and "--plots" in bad.output
 
 
-def test_a_run_named_to_attack_the_charts_is_shown_as_text(tmp_path, monkeypatch):
+def test_a_run_named_to_attack_the_charts_is_shown_as_text(tmp_path):
     """A run's name is text: an escape sequence is shown, never obeyed, and ``$...$`` (which
     matplotlib would parse as mathtext and may fail on) is drawn as it is."""
     name = "x$\\frac{$\x1b]52;c;aGk=\x07"
